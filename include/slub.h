@@ -1,0 +1,136 @@
+/*
+ * slub.h - the one public header of libslub.
+ *
+ * libslub is the Linux kernel's SLUB slab allocator rebuilt as a user-space
+ * library.  This header carries the kernel's API with the kernel's names and
+ * signatures, plus a few `slub_` extras for what only a process needs
+ * (options, error counts, giving memory back to the OS).
+ *
+ * Layers exposed so far: the page allocator (buddy system over a memory map
+ * of page descriptors).  `struct page` is opaque: use page_address(),
+ * virt_to_page() and page_to_nid().
+ */
+#ifndef SLUB_H
+#define SLUB_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SLUB_API __attribute__((visibility("default")))
+
+/* ---- pages ------------------------------------------------------------ */
+
+#ifndef PAGE_SHIFT
+#define PAGE_SHIFT 12
+#endif
+#ifndef PAGE_SIZE
+#define PAGE_SIZE (1UL << PAGE_SHIFT)
+#endif
+#ifndef PAGE_MASK
+#define PAGE_MASK (~(PAGE_SIZE - 1))
+#endif
+
+/* Largest order the buddy lists hold: 2^10 pages = 4 MiB, as on x86-64. */
+#define MAX_PAGE_ORDER 10
+#define MAX_ORDER_NR_PAGES (1UL << MAX_PAGE_ORDER)
+#define NUMA_NO_NODE (-1)
+
+struct page;
+
+/* ---- gfp flags -------------------------------------------------------- */
+
+typedef unsigned int gfp_t;
+
+#define __GFP_DMA            0x01u
+#define __GFP_HIGHMEM        0x02u
+#define __GFP_DMA32          0x04u
+#define __GFP_MOVABLE        0x08u
+#define __GFP_RECLAIMABLE    0x10u
+#define __GFP_HIGH           0x20u
+#define __GFP_IO             0x40u
+#define __GFP_FS             0x80u
+#define __GFP_ZERO           0x100u
+#define __GFP_DIRECT_RECLAIM 0x400u
+#define __GFP_KSWAPD_RECLAIM 0x800u
+#define __GFP_NOWARN         0x2000u
+#define __GFP_RETRY_MAYFAIL  0x4000u
+#define __GFP_NOFAIL         0x8000u
+#define __GFP_NORETRY        0x10000u
+#define __GFP_COMP           0x40000u
+#define __GFP_HARDWALL       0x100000u
+#define __GFP_THISNODE       0x200000u
+#define __GFP_ACCOUNT        0x400000u
+#define __GFP_NOLOCKDEP      0x800000u
+
+#define __GFP_RECLAIM (__GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM)
+
+#define GFP_ATOMIC         (__GFP_HIGH | __GFP_KSWAPD_RECLAIM)
+#define GFP_KERNEL         (__GFP_RECLAIM | __GFP_IO | __GFP_FS)
+#define GFP_KERNEL_ACCOUNT (GFP_KERNEL | __GFP_ACCOUNT)
+#define GFP_NOWAIT         (__GFP_KSWAPD_RECLAIM | __GFP_NOWARN)
+#define GFP_NOIO           (__GFP_RECLAIM)
+#define GFP_NOFS           (__GFP_RECLAIM | __GFP_IO)
+#define GFP_USER           (__GFP_RECLAIM | __GFP_IO | __GFP_FS | __GFP_HARDWALL)
+#define GFP_DMA            __GFP_DMA
+#define GFP_DMA32          __GFP_DMA32
+#define GFP_HIGHUSER       (GFP_USER | __GFP_HIGHMEM)
+
+/* ---- page allocator (kernel API) -------------------------------------- */
+
+/*
+ * Order of the smallest block of pages that holds @size bytes.  As in the
+ * kernel, get_order(0) is undefined in meaning; it returns 64 - PAGE_SHIFT.
+ */
+static inline int get_order(unsigned long size)
+{
+	if (size == 0)
+		return 64 - PAGE_SHIFT;
+	size = (size - 1) >> PAGE_SHIFT;
+	return size ? 64 - __builtin_clzl(size) : 0;
+}
+
+SLUB_API struct page *alloc_pages(gfp_t gfp, unsigned int order);
+SLUB_API struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order);
+SLUB_API void __free_pages(struct page *page, unsigned int order);
+SLUB_API unsigned long __get_free_pages(gfp_t gfp, unsigned int order);
+SLUB_API unsigned long get_zeroed_page(gfp_t gfp);
+SLUB_API void free_pages(unsigned long addr, unsigned int order);
+
+#define alloc_page(gfp)        alloc_pages((gfp), 0)
+#define __get_free_page(gfp)   __get_free_pages((gfp), 0)
+#define __free_page(page)      __free_pages((page), 0)
+#define free_page(addr)        free_pages((addr), 0)
+
+SLUB_API void *page_address(const struct page *page);
+/* NULL for any address that is not in libslub's memory map. */
+SLUB_API struct page *virt_to_page(const void *addr);
+SLUB_API int page_to_nid(const struct page *page);
+
+/* ---- libslub extras --------------------------------------------------- */
+
+/*
+ * Apply options in the kernel's boot-line syntax ("key key=value ...")
+ * before the first allocation.  Returns 0, -EINVAL if any option was unknown
+ * or malformed (each is reported; the valid ones still apply), or -EBUSY
+ * once the allocator is running.  SLUB_OPTIONS in the environment is read
+ * at start-up after these, so the environment wins.
+ */
+SLUB_API int slub_setup(const char *options);
+/* Print every option with its value in force and a line of help. */
+SLUB_API void slub_print_options(FILE *out);
+/* Number of events (errors and warnings) reported since start. */
+SLUB_API unsigned long slub_errors(void);
+/* Give every free page back to the OS now; returns the number of pages. */
+SLUB_API unsigned long slub_reclaim(void);
+/* Free blocks per node, zone and order, in the form of /proc/buddyinfo. */
+SLUB_API void slub_print_buddyinfo(FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SLUB_H */

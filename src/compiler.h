@@ -1,0 +1,34 @@
+/*
+ * compiler.h - attributes and memory-access helpers shared by every layer.
+ */
+#ifndef SLUB_COMPILER_H
+#define SLUB_COMPILER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Internal, non-static symbols: visible across the library, not exported. */
+#define __hidden     __attribute__((visibility("hidden")))
+#define __noinline   __attribute__((noinline))
+#define __cold       __attribute__((cold, noinline))
+#define __printf(a, b) __attribute__((format(printf, a, b)))
+
+/* Shared words read without a lock are read and written through these. */
+#define READ_ONCE(x)         __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v)     __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define smp_load_acquire(p)  __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define smp_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define ALIGN_UP(x, a)   (((x) + ((a) - 1)) & ~((uintptr_t)(a) - 1))
+#define ALIGN_DOWN(x, a) ((x) & ~((uintptr_t)(a) - 1))
+#define IS_ALIGNED(x, a) (((x) & ((uintptr_t)(a) - 1)) == 0)
+
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+#endif

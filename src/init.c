@@ -1,0 +1,38 @@
+/*
+ * init.c - slub_init_slow(): bring the layers up in order, once.
+ */
+#define _GNU_SOURCE
+#include "init.h"
+
+#include <stdlib.h>
+
+#include <slub.h>
+#include "options.h"
+#include "os.h"
+#include "page_alloc.h"
+#include "report.h"
+
+int slub_started;
+int slub_unusable;
+
+void slub_init_slow(void)
+{
+	pthread_mutex_lock(&options_lock);
+	if (!__atomic_load_n(&slub_started, __ATOMIC_RELAXED)) {
+		/* secure_getenv: a setuid program must not take file names from us. */
+		const char *env = secure_getenv("SLUB_OPTIONS");
+		if (env)
+			options_parse(env, "SLUB_OPTIONS");
+		report_init();
+		os_init();
+		int ps = os_check_page_size();
+		if (ps) {
+			slub_report("system page size is %d, libslub is built for %lu; every allocation will fail",
+				    ps, PAGE_SIZE);
+			slub_unusable = 1;
+		}
+		page_alloc_init();
+		__atomic_store_n(&slub_started, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&options_lock);
+}

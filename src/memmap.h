@@ -1,0 +1,195 @@
+/*
+ * memmap.h - the memory map: page descriptors and the section table.
+ *
+ * Glossary
+ *   region   a run of address space the allocator owns, aligned to
+ *            SECTION_SIZE and a whole number of slots long.  A *section*
+ *            region (one slot, 64 MiB) feeds a zone's buddy lists; a *large*
+ *            region holds exactly one allocation above MAX_PAGE_ORDER.
+ *   slot     one SECTION_SIZE-aligned piece of the address space; the section
+ *            table has an entry per slot naming the region that owns it.
+ *   mem_map  the region's array of struct page, one per 4 KiB page of the
+ *            region, at the start of the region itself.  Descriptor 0
+ *            describes a page of the mem_map, which is never handed out, so
+ *            it holds the region header (struct mem_region) instead.
+ *
+ * Because the mem_map sits at the start of its region, both directions are
+ * arithmetic after one table load:
+ *   virt_to_page(a)  = base + ((a - base) >> PAGE_SHIFT) * 64
+ *   page_address(pg) = base + ((pg - base) >> 6) << PAGE_SHIFT
+ * with base = table[a >> SECTION_SHIFT] (a descriptor lives in its region,
+ * so the same table finds the base of a page pointer).
+ *
+ * Invariants
+ *   - table[slot] is 0 or the base of the one region covering the slot.
+ *   - The mem_map covers every page of every slot of the region, so a lookup
+ *     of any address in an owned slot reads committed memory.
+ *   - An all-zero descriptor means "not in use by anyone".
+ *   - Regions of kind SECTION are never unmapped: pointers into them stay
+ *     resolvable for the life of the process.
+ */
+#ifndef SLUB_MEMMAP_H
+#define SLUB_MEMMAP_H
+
+#include <assert.h>
+
+#include <slub.h>
+#include "compiler.h"
+#include "list.h"
+
+#define SECTION_SHIFT 26
+#define SECTION_SIZE (1UL << SECTION_SHIFT)
+#define PAGES_PER_SECTION (SECTION_SIZE >> PAGE_SHIFT)
+/* User space on x86-64 and arm64 (4-level tables) is below 2^47. */
+#define ADDR_BITS 47
+#define NR_SECTION_SLOTS (1UL << (ADDR_BITS - SECTION_SHIFT))
+
+/* Page flags (struct page.flags). */
+enum pageflags {
+	PG_buddy    = 1u << 0,	/* head of a free block on a buddy list */
+	PG_zero     = 1u << 1,	/* free block known zero and not resident */
+	PG_head     = 1u << 2,	/* head of an allocated block */
+	PG_tail     = 1u << 3,	/* tail of an allocated block */
+	PG_large    = 1u << 4,	/* head of a large region's allocation */
+	PG_isolated = 1u << 5,	/* free block off the lists, being decommitted */
+	PG_slab     = 1u << 6,	/* owned by the slab layer (later issues) */
+	PG_reserved = 1u << 7,	/* never allocatable (region header) */
+};
+
+/*
+ * struct page - one per 4 KiB page, 64 bytes.
+ * The general part belongs to the page allocator and the page's current
+ * owner; the slab part is the slab layer's alone (the seeds' i386 patch is
+ * what happens when other code borrows slab fields).
+ */
+struct page {
+	/* --- general part --- */
+	uint32_t flags;		/* PG_* */
+	uint8_t order;		/* order of a free or allocated block (head) */
+	uint8_t zone;		/* zone index (head of an allocated block) */
+	uint16_t node;		/* node id (head of an allocated block) */
+	union {
+		/* Tail page of an allocated block: head pointer | 1. */
+		uintptr_t compound_head;
+		/* Free block head: when it was freed, in ms << 1 (bit 0 stays clear). */
+		uint64_t free_stamp;
+	};
+	/* List of the page's owner: buddy free list; later slab partial list. */
+	struct list_head lru;
+
+	/* --- slab part: only the slab layer touches these --- */
+	void *freelist;			/* first free object */
+	union {
+		unsigned long counters;	/* freelist+counters: one 16-byte CAS */
+		struct {
+			unsigned inuse:16;
+			unsigned objects:15;
+			unsigned frozen:1;
+		};
+	};
+	struct kmem_cache *slab_cache;	/* owning cache */
+	struct page *next;		/* per-CPU partial chain */
+} __attribute__((aligned(64)));
+
+static_assert(sizeof(struct page) == 64, "struct page must stay 64 bytes");
+static_assert(offsetof(struct page, freelist) % 16 == 0,
+	      "freelist+counters must be 16-byte aligned for cmpxchg16b");
+static_assert(offsetof(struct page, counters) ==
+	      offsetof(struct page, freelist) + 8, "counters follows freelist");
+static_assert(offsetof(struct page, freelist) == 32,
+	      "the slab part is the second half of the descriptor");
+
+#define MEMMAP_PAGES_PER_SLOT (PAGES_PER_SECTION * sizeof(struct page) / PAGE_SIZE)
+
+enum region_kind { REGION_SECTION = 1, REGION_LARGE = 2 };
+
+/* Region header, stored in descriptor 0 of the region's own mem_map. */
+struct mem_region {
+	uint32_t flags;		/* PG_reserved: makes descriptor 0 unallocatable */
+	uint8_t kind;		/* enum region_kind */
+	uint8_t zone;
+	uint16_t node;
+	uint32_t nr_slots;
+	uint32_t first_page;	/* index of the first data page */
+	uint64_t nr_pages;	/* data pages */
+	struct mem_region *next;	/* zone's list of sections */
+	uint64_t reserved_bytes;	/* size of the whole reservation */
+};
+static_assert(sizeof(struct mem_region) <= sizeof(struct page),
+	      "region header must fit in a descriptor");
+
+/* Region base >> SECTION_SHIFT for each slot, 0 if the slot is not ours. */
+extern __hidden uint32_t memmap_section_table[NR_SECTION_SLOTS];
+
+static inline uintptr_t memmap_region_base(uintptr_t addr)
+{
+	if (unlikely(addr >> ADDR_BITS))
+		return 0;
+	return (uintptr_t)READ_ONCE(memmap_section_table[addr >> SECTION_SHIFT])
+	       << SECTION_SHIFT;
+}
+
+/* The descriptor of the page holding @addr, or NULL if it is not ours. */
+static inline struct page *memmap_virt_to_page(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+	uintptr_t base = memmap_region_base(a);
+	if (!base)
+		return NULL;
+	return (struct page *)(base + ((a - base) >> PAGE_SHIFT) * sizeof(struct page));
+}
+
+/* Address of the page @page describes; @page must be a real descriptor. */
+static inline void *memmap_page_address(const struct page *page)
+{
+	uintptr_t p = (uintptr_t)page;
+	uintptr_t base = memmap_region_base(p);
+	return (void *)(base + ((p - base) / sizeof(struct page)) * PAGE_SIZE);
+}
+
+static inline struct mem_region *page_region(const struct page *page)
+{
+	return (struct mem_region *)memmap_region_base((uintptr_t)page);
+}
+
+/* Index of @page within its region's mem_map. */
+static inline uintptr_t page_index(const struct page *page, const struct mem_region *r)
+{
+	return (uintptr_t)(page - (const struct page *)r);
+}
+
+/*
+ * The head of the allocated block @page belongs to.  Tails of buddy blocks
+ * point at their head; tails of a large region are never written (it would
+ * touch 16 MiB of descriptors per GiB), so they resolve through the region.
+ */
+static inline struct page *compound_head(struct page *page)
+{
+	uintptr_t head = READ_ONCE(page->compound_head);
+	if (head & 1)
+		return (struct page *)(head - 1);
+	return page;
+}
+
+/*
+ * Is @page a descriptor of a data page of some region (not a header, not a
+ * mem_map page, not a stray pointer)?  Cheap; for checking caller input.
+ */
+__hidden bool memmap_page_valid(const struct page *page);
+
+/*
+ * Map a new region with room for @nr_pages data pages, all committed.
+ * @below_4g places it under 4 GiB (DMA32).  Returns the header or NULL.
+ */
+__hidden struct mem_region *memmap_add_region(uint64_t nr_pages, enum region_kind kind,
+					      int zone, bool below_4g);
+/* Unregister and unmap a large region. */
+__hidden void memmap_remove_region(struct mem_region *r);
+
+/* First data page descriptor of a region. */
+static inline struct page *region_first_page(struct mem_region *r)
+{
+	return (struct page *)r + r->first_page;
+}
+
+#endif

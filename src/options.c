@@ -1,0 +1,210 @@
+/*
+ * options.c - the options table, the boot-line parser, slub_setup(),
+ * slub_print_options().
+ */
+#define _GNU_SOURCE
+#include "options.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <slub.h>
+#include "os.h"
+#include "init.h"
+#include "report.h"
+
+struct slub_option slub_options[NR_SLUB_OPTIONS] = {
+#define X(id_, name_, type_, def_, min_, max_, help_) \
+	[OPT_##id_] = { .name = name_, .type = type_, .def = def_, .min = min_, \
+			.max = max_, .help = help_, .value = def_ },
+	SLUB_OPTION_LIST(X)
+#undef X
+};
+
+pthread_mutex_t options_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Kernel rule: '-' and '_' match each other in parameter names. */
+static bool name_eq(const char *a, size_t alen, const char *b)
+{
+	size_t i;
+	for (i = 0; i < alen && b[i]; i++) {
+		char x = a[i] == '-' ? '_' : a[i];
+		char y = b[i] == '-' ? '_' : b[i];
+		if (x != y)
+			return false;
+	}
+	return i == alen && !b[i];
+}
+
+static struct slub_option *find_option(const char *key, size_t len)
+{
+	for (size_t i = 0; i < NR_SLUB_OPTIONS; i++)
+		if (name_eq(key, len, slub_options[i].name))
+			return &slub_options[i];
+	return NULL;
+}
+
+static bool parse_bool(const char *v, long *out)
+{
+	static const char *const yes[] = { "1", "y", "Y", "yes", "on", "true" };
+	static const char *const no[] = { "0", "n", "N", "no", "off", "false" };
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (!strcmp(v, yes[i]))
+			return *out = 1, true;
+		if (!strcmp(v, no[i]))
+			return *out = 0, true;
+	}
+	return false;
+}
+
+static bool parse_long(const char *v, long *out)
+{
+	char *end;
+	if (!*v)
+		return false;
+	errno = 0;
+	long n = strtol(v, &end, 0);
+	if (errno || *end)
+		return false;
+	*out = n;
+	return true;
+}
+
+/* Apply one `key` or `key=value`; returns false (after a report) if rejected. */
+static bool apply_option(const char *key, size_t klen, const char *val,
+			 const char *origin)
+{
+	struct slub_option *o = find_option(key, klen);
+	long n;
+
+	if (!o) {
+		slub_report("%s: unknown option '%.*s' ignored (slub_print_options() lists them)",
+			    origin, (int)klen, key);
+		return false;
+	}
+	switch (o->type) {
+	case OPT_BOOL:
+		if (!val) {
+			o->value = 1;
+			return true;
+		}
+		if (parse_bool(val, &n)) {
+			o->value = n;
+			return true;
+		}
+		slub_report("%s: option %s='%s': expected 0/1, y/n, on/off; default %s stands",
+			    origin, o->name, val, o->def ? "on" : "off");
+		return false;
+	case OPT_INT:
+		if (val && parse_long(val, &n) && n >= o->min && n <= o->max) {
+			o->value = n;
+			return true;
+		}
+		slub_report("%s: option %s%s%s: expected an integer in %ld..%ld; default %ld stands",
+			    origin, o->name, val ? "=" : "", val ? val : " without a value",
+			    o->min, o->max, o->def);
+		return false;
+	case OPT_STRING:
+		if (val && *val && strlen(val) < sizeof(o->str)) {
+			strcpy(o->str, val);
+			return true;
+		}
+		slub_report("%s: option %s: expected a value of 1..%zu characters; ignored",
+			    origin, o->name, sizeof(o->str) - 1);
+		return false;
+	}
+	return false;
+}
+
+int options_parse(const char *line, const char *origin)
+{
+	/* A token: key[=value], where value may be "quoted with spaces". */
+	char val[SLUB_OPTION_STR_MAX + 2];
+	int rejected = 0;
+	const char *p = line;
+
+	while (p && *p) {
+		while (*p == ' ' || *p == '\t' || *p == '\n')
+			p++;
+		if (!*p)
+			break;
+		const char *key = p;
+		while (*p && *p != '=' && *p != ' ' && *p != '\t' && *p != '\n')
+			p++;
+		size_t klen = (size_t)(p - key);
+		if (*p != '=') {
+			if (klen)
+				rejected += !apply_option(key, klen, NULL, origin);
+			continue;
+		}
+		p++;	/* '=' */
+		size_t vlen = 0;
+		bool quoted = *p == '"', overflow = false;
+		if (quoted)
+			p++;
+		while (*p && (quoted ? *p != '"' : (*p != ' ' && *p != '\t' && *p != '\n'))) {
+			if (vlen < sizeof(val) - 1)
+				val[vlen++] = *p;
+			else
+				overflow = true;
+			p++;
+		}
+		if (quoted && *p != '"') {
+			slub_report("%s: option '%.*s': unterminated quote; ignored",
+				    origin, (int)klen, key);
+			rejected++;
+			break;
+		}
+		if (quoted)
+			p++;
+		val[vlen] = 0;
+		if (!klen) {
+			slub_report("%s: '=%s' has no option name; ignored", origin, val);
+			rejected++;
+		} else if (overflow) {
+			slub_report("%s: option '%.*s': value longer than %d characters; ignored",
+				    origin, (int)klen, key, SLUB_OPTION_STR_MAX - 1);
+			rejected++;
+		} else {
+			rejected += !apply_option(key, klen, val, origin);
+		}
+	}
+	return rejected;
+}
+
+int slub_setup(const char *options)
+{
+	int ret = 0;
+	pthread_mutex_lock(&options_lock);
+	if (__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE))
+		ret = -EBUSY;
+	else if (options && options_parse(options, "slub_setup"))
+		ret = -EINVAL;
+	pthread_mutex_unlock(&options_lock);
+	return ret;
+}
+
+void slub_print_options(FILE *out)
+{
+	slub_ensure_init();
+	for (size_t i = 0; i < NR_SLUB_OPTIONS; i++) {
+		const struct slub_option *o = &slub_options[i];
+		char v[SLUB_OPTION_STR_MAX + 8];
+		switch (o->type) {
+		case OPT_BOOL:
+			snprintf(v, sizeof(v), "%s", o->value ? "1" : "0");
+			break;
+		case OPT_INT:
+			snprintf(v, sizeof(v), "%ld", o->value);
+			break;
+		case OPT_STRING:
+			snprintf(v, sizeof(v), "\"%s\"", o->str);
+			break;
+		}
+		fprintf(out, "%s=%-10s %s\n", o->name, v, o->help);
+	}
+}

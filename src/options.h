@@ -1,0 +1,57 @@
+/*
+ * options.h - the one options table.
+ *
+ * Every tunable of every layer is one line of SLUB_OPTION_LIST: its name on
+ * the "boot line", its type, default, range and a line of help.  Values come
+ * from slub_setup() and then from the SLUB_OPTIONS environment variable, in
+ * the kernel's boot-parameter grammar: space-separated `key` or `key=value`,
+ * values may be double-quoted, `-` and `_` in names are interchangeable.
+ * Later layers add their lines here.
+ */
+#ifndef SLUB_OPTIONS_H
+#define SLUB_OPTIONS_H
+
+#include "compiler.h"
+
+enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
+
+#define SLUB_OPTION_STR_MAX 256
+
+/* X(id, name, type, default, min, max, help) */
+#define SLUB_OPTION_LIST(X)                                                   \
+	X(report_file, "slub_report_file", OPT_STRING, 0, 0, 0,              \
+	  "append reports to this file instead of stderr")                    \
+	X(decay_ms, "slub_decay_ms", OPT_INT, 1000, 0, 3600000,               \
+	  "free page blocks unused this long (ms) are given back to the OS")  \
+	X(decommit_order, "slub_decommit_order", OPT_INT, 4, 0, 10,          \
+	  "smallest free block (page order) the decay gives back")
+
+enum slub_option_id {
+#define X(id, name, type, def, min, max, help) OPT_##id,
+	SLUB_OPTION_LIST(X)
+#undef X
+	NR_SLUB_OPTIONS
+};
+
+struct slub_option {
+	const char *name;
+	enum slub_opt_type type;
+	long def, min, max;
+	const char *help;
+	long value;			/* OPT_BOOL, OPT_INT */
+	char str[SLUB_OPTION_STR_MAX];	/* OPT_STRING */
+};
+
+extern __hidden struct slub_option slub_options[NR_SLUB_OPTIONS];
+
+#define slub_opt(id)     (slub_options[OPT_##id].value)
+#define slub_opt_str(id) (slub_options[OPT_##id].str)
+
+/* Parse a boot line into the table; returns the number of rejected options. */
+__hidden int options_parse(const char *line, const char *origin);
+
+/* Held while options change: slub_setup() and start-up. */
+#include <pthread.h>
+extern __hidden pthread_mutex_t options_lock;
+
+#endif

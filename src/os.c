@@ -1,0 +1,174 @@
+/*
+ * os.c - the OS layer: mmap/madvise behind a swappable table, CPU count and
+ * current CPU, clock, page-size check.  Nothing here allocates with malloc.
+ */
+#define _GNU_SOURCE
+#include "os.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slub.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+const struct slub_os_ops slub_os_default = {
+	.mmap = mmap,
+	.munmap = munmap,
+	.mprotect = mprotect,
+	.madvise = madvise,
+};
+
+struct slub_os_ops slub_os = {
+	.mmap = mmap,
+	.munmap = munmap,
+	.mprotect = mprotect,
+	.madvise = madvise,
+};
+
+ptrdiff_t os_rseq_offset;
+
+/* glibc >= 2.35 exports these; weak so older libcs still link. */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+static void *reserve_raw(void *hint, size_t size, int flags)
+{
+	void *p = slub_os.mmap(hint, size, PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | flags,
+			       -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void *os_reserve(size_t size, size_t align)
+{
+	if (align <= PAGE_SIZE)
+		return reserve_raw(NULL, size, 0);
+	if (size + align < size)
+		return NULL;
+	/* Over-reserve, then cut the unaligned head and tail off. */
+	char *p = reserve_raw(NULL, size + align, 0);
+	if (!p)
+		return NULL;
+	uintptr_t start = ALIGN_UP((uintptr_t)p, align);
+	size_t head = start - (uintptr_t)p;
+	size_t tail = align - head;
+	if (head)
+		slub_os.munmap(p, head);
+	if (tail)
+		slub_os.munmap((char *)start + size, tail);
+	return (void *)start;
+}
+
+void *os_reserve_at(uintptr_t addr, size_t size)
+{
+	void *p = reserve_raw((void *)addr, size, MAP_FIXED_NOREPLACE);
+	if (p && (uintptr_t)p != addr) {
+		/* Kernels before 4.17 treat the flag as a mere hint. */
+		slub_os.munmap(p, size);
+		errno = EEXIST;
+		return NULL;
+	}
+	return p;
+}
+
+int os_commit(void *addr, size_t size)
+{
+	return slub_os.mprotect(addr, size, PROT_READ | PROT_WRITE) ? -errno : 0;
+}
+
+int os_decommit(void *addr, size_t size)
+{
+	return slub_os.madvise(addr, size, MADV_DONTNEED) ? -errno : 0;
+}
+
+int os_release(void *addr, size_t size)
+{
+	return slub_os.munmap(addr, size) ? -errno : 0;
+}
+
+int os_check_page_size(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	return ps == (long)PAGE_SIZE ? 0 : (int)ps;
+}
+
+/* Parse "0-3,8-11" (sysfs cpu list): highest CPU + 1, or 0 on error. */
+static unsigned int parse_cpu_list(const char *s)
+{
+	unsigned long hi = 0, n = 0;
+	bool any = false;
+	for (; *s; s++) {
+		if (*s >= '0' && *s <= '9') {
+			n = n * 10 + (unsigned long)(*s - '0');
+			if (n > 1UL << 20)
+				return 0;
+			any = true;
+		} else if (*s == '-' || *s == ',' || *s == '\n') {
+			if (any && n + 1 > hi)
+				hi = n + 1;
+			n = 0;
+			any = false;
+		} else {
+			return 0;
+		}
+	}
+	if (any && n + 1 > hi)
+		hi = n + 1;
+	return (unsigned int)hi;
+}
+
+unsigned int os_possible_cpus(void)
+{
+	static unsigned int cached;
+	unsigned int n = READ_ONCE(cached);
+	if (n)
+		return n;
+	char buf[256];
+	/* open/read, never fopen: fopen allocates. */
+	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len > 0) {
+			buf[len] = 0;
+			n = parse_cpu_list(buf);
+		}
+	}
+	if (!n) {
+		long c = sysconf(_SC_NPROCESSORS_CONF);
+		n = c > 0 ? (unsigned int)c : 1;
+	}
+	if (n > SLUB_MAX_CPUS)
+		n = SLUB_MAX_CPUS;
+	WRITE_ONCE(cached, n);
+	return n;
+}
+
+unsigned int os_current_cpu_slow(void)
+{
+	int cpu = sched_getcpu();
+	if (cpu < 0)
+		return 0;	/* any CPU slot is correct, just less local */
+	return (unsigned int)cpu % SLUB_MAX_CPUS;
+}
+
+uint64_t os_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);	/* vDSO, a few ns */
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void os_init(void)
+{
+	if (&__rseq_size && &__rseq_offset && __rseq_size >= 8)
+		os_rseq_offset = __rseq_offset;
+	(void)os_possible_cpus();
+}

@@ -1,0 +1,94 @@
+/*
+ * os.h - the OS layer: address space (reserve, commit, decommit, release),
+ * CPUs, time and the page-size check.
+ *
+ * Every system call the allocator makes on memory goes through `slub_os`, a
+ * small table of function pointers, so tests can make mmap fail and check
+ * that each layer above returns NULL with errno = ENOMEM and stays whole.
+ */
+#ifndef SLUB_OS_H
+#define SLUB_OS_H
+
+#include <sys/types.h>
+#include "compiler.h"
+
+struct slub_os_ops {
+	void *(*mmap)(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+	int (*munmap)(void *addr, size_t len);
+	int (*mprotect)(void *addr, size_t len, int prot);
+	int (*madvise)(void *addr, size_t len, int advice);
+};
+
+/* The table in force; tests swap entries, restore from slub_os_default. */
+extern __hidden struct slub_os_ops slub_os;
+extern __hidden const struct slub_os_ops slub_os_default;
+
+/* Upper bound on CPU numbers the per-CPU layers index (keeps arrays small). */
+#define SLUB_MAX_CPUS 1024
+
+/*
+ * Address space.  os_reserve() returns @size bytes aligned to @align,
+ * inaccessible and not charged (PROT_NONE, MAP_NORESERVE).  os_reserve_at()
+ * reserves exactly [addr, addr + size) or fails without touching mappings
+ * that are already there.  Both return NULL on failure.
+ */
+__hidden void *os_reserve(size_t size, size_t align);
+__hidden void *os_reserve_at(uintptr_t addr, size_t size);
+/* Make reserved memory usable (read/write, zero-filled on first touch). */
+__hidden int os_commit(void *addr, size_t size);
+/*
+ * Give the physical pages back; the range stays mapped and reads as zero.
+ * MADV_DONTNEED, never MADV_FREE (that keeps old contents and RSS) and never
+ * PROT_NONE (a racing reader of a stale free pointer must not fault).
+ */
+__hidden int os_decommit(void *addr, size_t size);
+__hidden int os_release(void *addr, size_t size);
+
+/* 0 when the system page size is the PAGE_SIZE we are built for. */
+__hidden int os_check_page_size(void);
+/* Number of possible CPUs (from sysfs), at most SLUB_MAX_CPUS. */
+__hidden unsigned int os_possible_cpus(void);
+/* Monotonic clock in milliseconds. */
+__hidden uint64_t os_now_ms(void);
+
+/*
+ * The CPU this thread runs on, from the rseq area glibc registers for every
+ * thread; -1 there (rseq off, valgrind, thread exit) falls back to
+ * sched_getcpu().  Always in [0, SLUB_MAX_CPUS).  The answer may be stale by
+ * the time it is used: callers must be correct on any CPU.
+ */
+__hidden unsigned int os_current_cpu_slow(void);
+extern __hidden ptrdiff_t os_rseq_offset;	/* 0: no rseq area */
+
+static inline uintptr_t os_thread_pointer(void)
+{
+#if defined(__x86_64__)
+	uintptr_t tp;
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	return tp;
+#elif defined(__aarch64__)
+	uintptr_t tp;
+	__asm__("mrs %0, tpidr_el0" : "=r"(tp));
+	return tp;
+#else
+	return 0;
+#endif
+}
+
+static inline unsigned int os_current_cpu(void)
+{
+	if (likely(os_rseq_offset)) {
+		/* struct rseq: cpu_id_start at 0, cpu_id at 4 (kernel ABI). */
+		const volatile int32_t *cpu_id = (const volatile int32_t *)
+			(os_thread_pointer() + os_rseq_offset + 4);
+		int32_t cpu = *cpu_id;
+		if (likely(cpu >= 0 && cpu < SLUB_MAX_CPUS))
+			return (unsigned int)cpu;
+	}
+	return os_current_cpu_slow();
+}
+
+/* Called once at start-up. */
+__hidden void os_init(void);
+
+#endif

@@ -1,0 +1,556 @@
+/*
+ * page_alloc.c - the buddy allocator and the kernel's page API.
+ *
+ * Entry points: alloc_pages_node() and friends allocate; free_pages() and
+ * __free_pages() check the caller's input, then free under the zone lock.
+ * Orders above MAX_PAGE_ORDER are large regions of their own (memmap.c),
+ * mapped on allocation and unmapped on free.
+ *
+ * Block states, by the head descriptor's flags:
+ *   PG_buddy [+PG_zero]  free, on free_area[order].dirty or .clean
+ *   PG_isolated          free, off the lists while the decay decommits it
+ *   PG_head              allocated; tails carry PG_tail and a head pointer
+ * Tails of free blocks are all-zero descriptors.
+ */
+#define _GNU_SOURCE
+#include "page_alloc.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "init.h"
+#include "options.h"
+#include "os.h"
+#include "report.h"
+
+struct pglist_data page_alloc_nodes[MAX_NUMNODES];
+struct page_alloc_stats page_alloc_stats;
+
+static const char *const zone_names[MAX_NR_ZONES] = {
+	[ZONE_DMA32] = "DMA32",
+	[ZONE_NORMAL] = "Normal",
+};
+
+/* Options are fixed once the allocator runs; cache them here. */
+static unsigned int decommit_order;
+static uint64_t decay_ms;
+
+void page_alloc_init(void)
+{
+	decommit_order = (unsigned int)slub_opt(decommit_order);
+	decay_ms = (uint64_t)slub_opt(decay_ms);
+	for (int nid = 0; nid < MAX_NUMNODES; nid++) {
+		struct pglist_data *pgdat = &page_alloc_nodes[nid];
+		pgdat->node_id = nid;
+		for (int zt = 0; zt < MAX_NR_ZONES; zt++) {
+			struct zone *z = &pgdat->node_zones[zt];
+			pthread_mutex_init(&z->lock, NULL);
+			for (int o = 0; o <= MAX_PAGE_ORDER; o++) {
+				INIT_LIST_HEAD(&z->free_area[o].dirty);
+				INIT_LIST_HEAD(&z->free_area[o].clean);
+			}
+			z->name = zone_names[zt];
+			z->node = nid;
+			z->type = (enum zone_type)zt;
+		}
+	}
+}
+
+static struct zone *page_zone(const struct page *page)
+{
+	const struct mem_region *r = page_region(page);
+	return &page_alloc_nodes[r->node].node_zones[r->zone];
+}
+
+static struct zone *gfp_zone(int nid, gfp_t gfp)
+{
+	if (nid < 0 || nid >= MAX_NUMNODES)
+		nid = 0;	/* unknown node: as NUMA_NO_NODE */
+	enum zone_type zt = gfp & (__GFP_DMA | __GFP_DMA32) ? ZONE_DMA32 : ZONE_NORMAL;
+	return &page_alloc_nodes[nid].node_zones[zt];
+}
+
+/* ---- free lists --------------------------------------------------------- */
+
+static void add_to_free_list(struct zone *z, struct page *page, unsigned int order,
+			     bool zero, uint64_t stamp)
+{
+	struct free_area *area = &z->free_area[order];
+	unsigned long nr = 1UL << order;
+
+	page->order = (uint8_t)order;
+	if (zero) {
+		page->flags = PG_buddy | PG_zero;
+		page->free_stamp = 0;
+		list_add(&page->lru, &area->clean);
+	} else {
+		page->flags = PG_buddy;
+		page->free_stamp = stamp << 1;
+		list_add(&page->lru, &area->dirty);
+		z->dirty_pages += nr;
+		if (order >= decommit_order)
+			z->decayable_pages += nr;
+	}
+	area->nr_free++;
+	z->free_pages += nr;
+}
+
+static void del_from_free_list(struct zone *z, struct page *page, unsigned int order)
+{
+	unsigned long nr = 1UL << order;
+
+	list_del(&page->lru);
+	if (!(page->flags & PG_zero)) {
+		z->dirty_pages -= nr;
+		if (order >= decommit_order)
+			z->decayable_pages -= nr;
+	}
+	z->free_area[order].nr_free--;
+	z->free_pages -= nr;
+	page->flags = 0;
+	page->order = 0;
+	page->free_stamp = 0;
+}
+
+/* Free a block into the lists, merging with free buddies as far as it goes. */
+static void free_one_page(struct zone *z, struct page *page, unsigned int order,
+			  bool zero, uint64_t stamp)
+{
+	struct mem_region *r = page_region(page);
+	uintptr_t idx = page_index(page, r);
+	uintptr_t first = r->first_page, end = r->first_page + r->nr_pages;
+
+	while (order < MAX_PAGE_ORDER) {
+		uintptr_t buddy_idx = idx ^ (1UL << order);
+		if (buddy_idx < first || buddy_idx >= end)
+			break;
+		struct page *buddy = (struct page *)r + buddy_idx;
+		if (!(buddy->flags & PG_buddy) || buddy->order != order)
+			break;
+		zero = zero && (buddy->flags & PG_zero);
+		del_from_free_list(z, buddy, order);
+		idx &= buddy_idx;
+		order++;
+	}
+	add_to_free_list(z, (struct page *)r + idx, order, zero, stamp);
+}
+
+/* Take a block of @order, splitting a larger one; *zero: known zero. */
+static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, bool *zero)
+{
+	for (unsigned int o = order; o <= MAX_PAGE_ORDER; o++) {
+		struct free_area *area = &z->free_area[o];
+		struct list_head *l;
+		if (!area->nr_free)
+			continue;
+		if (want_zero)
+			l = list_empty(&area->clean) ? &area->dirty : &area->clean;
+		else
+			l = list_empty(&area->dirty) ? &area->clean : &area->dirty;
+		struct page *page = list_first_entry(l, struct page, lru);
+		bool clean = page->flags & PG_zero;
+		uint64_t stamp = page->free_stamp >> 1;
+		del_from_free_list(z, page, o);
+		/* Split: the upper halves go back, each in the state of the whole. */
+		while (o > order) {
+			o--;
+			add_to_free_list(z, page + (1UL << o), o, clean, stamp);
+		}
+		*zero = clean;
+		return page;
+	}
+	return NULL;
+}
+
+/* Add one section to @z; its pages arrive clean.  Zone lock held. */
+static bool zone_grow(struct zone *z)
+{
+	if (z->exhausted)
+		return false;
+	struct mem_region *r = memmap_add_region(0, REGION_SECTION, z->type,
+						 z->type == ZONE_DMA32);
+	if (!r) {
+		/* An address range used up stays used up; OS refusals may pass. */
+		if (z->type == ZONE_DMA32 && errno == EEXIST)
+			z->exhausted = true;
+		return false;
+	}
+	r->node = (uint16_t)z->node;
+	r->next = z->sections;
+	z->sections = r;
+	z->managed_pages += r->nr_pages;
+
+	/* Carve the data pages into the largest naturally aligned blocks. */
+	uintptr_t idx = r->first_page, end = r->first_page + r->nr_pages;
+	while (idx < end) {
+		unsigned int order = (unsigned int)__builtin_ctzl(idx);
+		if (order > MAX_PAGE_ORDER)
+			order = MAX_PAGE_ORDER;
+		while (idx + (1UL << order) > end)
+			order--;
+		add_to_free_list(z, (struct page *)r + idx, order, true, 0);
+		idx += 1UL << order;
+	}
+	return true;
+}
+
+static void prep_new_page(struct zone *z, struct page *page, unsigned int order)
+{
+	page->flags = PG_head;
+	page->order = (uint8_t)order;
+	page->zone = (uint8_t)z->type;
+	page->node = (uint16_t)z->node;
+	page->compound_head = 0;
+	for (unsigned long i = 1; i < 1UL << order; i++) {
+		page[i].flags = PG_tail;
+		page[i].compound_head = (uintptr_t)page | 1;
+	}
+}
+
+/* ---- failure reports ------------------------------------------------------ */
+
+/* The kernel's rate limit for allocation warnings: 10 per 5 seconds. */
+static bool warn_ratelimit(void)
+{
+	static uint64_t window_start;
+	static unsigned int printed;
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	bool ok;
+	uint64_t now = os_now_ms();
+
+	pthread_mutex_lock(&lock);
+	if (now - window_start >= 5000) {
+		window_start = now;
+		printed = 0;
+	}
+	ok = printed++ < 10;
+	pthread_mutex_unlock(&lock);
+	return ok;
+}
+
+static struct page *alloc_failed(gfp_t gfp, unsigned int order, const char *why)
+{
+	if (!(gfp & __GFP_NOWARN) && warn_ratelimit())
+		slub_report("alloc_pages: page allocation failure: order:%u, mode:%#x: %s",
+			    order, gfp, why);
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void bad_page(const char *caller, const void *addr, unsigned int order,
+		     const char *why)
+{
+	slub_report("BUG: Bad page state: %s(%p, order %u): %s; ignored",
+		    caller, addr, order, why);
+}
+
+/* ---- large regions (order > MAX_PAGE_ORDER) ------------------------------- */
+
+static struct page *alloc_large(struct zone *z, gfp_t gfp, unsigned int order)
+{
+	struct mem_region *r = memmap_add_region(1UL << order, REGION_LARGE, z->type,
+						 z->type == ZONE_DMA32);
+	if (!r)
+		return alloc_failed(gfp, order, "out of memory for a direct mapping");
+	r->node = (uint16_t)z->node;
+	struct page *page = region_first_page(r);
+	page->order = (uint8_t)order;
+	page->zone = (uint8_t)z->type;
+	page->node = (uint16_t)z->node;
+	__atomic_store_n(&page->flags, PG_head | PG_large, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&page_alloc_stats.large_allocs, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&page_alloc_stats.large_pages, 1UL << order, __ATOMIC_RELAXED);
+	return page;	/* a fresh mapping is zero: no memset for __GFP_ZERO */
+}
+
+static void free_large(struct page *page, unsigned int order, const char *caller)
+{
+	void *addr = memmap_page_address(page);
+	struct mem_region *r = page_region(page);
+
+	if (page != region_first_page(r)) {
+		bad_page(caller, addr, order, "inside a large allocation, not its head");
+		return;
+	}
+	if (page->order != order) {
+		char why[64];
+		snprintf(why, sizeof(why), "block has order %u", page->order);
+		bad_page(caller, addr, order, why);
+		return;
+	}
+	/* Clear PG_head atomically: of two racing frees only one unmaps. */
+	if (!(__atomic_fetch_and(&page->flags, ~PG_head, __ATOMIC_ACQ_REL) & PG_head)) {
+		bad_page(caller, addr, order, "double free");
+		return;
+	}
+	__atomic_sub_fetch(&page_alloc_stats.large_allocs, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&page_alloc_stats.large_pages, 1UL << order, __ATOMIC_RELAXED);
+	memmap_remove_region(r);
+}
+
+/* ---- decay ---------------------------------------------------------------- */
+
+/*
+ * Decommit isolated blocks on @list with the zone lock dropped, then free
+ * them back as clean.  Returns the pages decommitted.
+ */
+static unsigned long decommit_isolated(struct zone *z, struct list_head *list)
+{
+	unsigned long pages = 0;
+	struct list_head *pos;
+
+	pthread_mutex_unlock(&z->lock);
+	list_for_each(pos, list) {
+		struct page *page = list_entry(pos, struct page, lru);
+		size_t bytes = PAGE_SIZE << page->order;
+		/* A failed madvise leaves the block dirty; it stays correct. */
+		if (os_decommit(memmap_page_address(page), bytes) == 0) {
+			page->flags |= PG_zero;
+			pages += 1UL << page->order;
+		}
+	}
+	pthread_mutex_lock(&z->lock);
+	uint64_t now = os_now_ms();
+	while (!list_empty(list)) {
+		struct page *page = list_first_entry(list, struct page, lru);
+		unsigned int order = page->order;
+		bool zero = page->flags & PG_zero;
+		list_del(&page->lru);
+		page->flags = 0;
+		free_one_page(z, page, order, zero, now);
+	}
+	return pages;
+}
+
+static void isolate(struct zone *z, struct page *page, unsigned int order,
+		    struct list_head *list)
+{
+	del_from_free_list(z, page, order);
+	page->flags = PG_isolated;
+	page->order = (uint8_t)order;
+	list_add_tail(&page->lru, list);
+}
+
+/*
+ * Decommit dirty blocks of order >= @min_order freed before @cutoff_ms.
+ * Zone lock held on entry and exit (dropped around the system calls).
+ * At most @batch blocks per call, so no thread waits on a long sweep.
+ */
+static unsigned long zone_decay(struct zone *z, unsigned int min_order,
+				uint64_t cutoff_ms, unsigned int batch)
+{
+	struct list_head list;
+	unsigned int taken = 0;
+	unsigned long isolated = 0;
+
+	INIT_LIST_HEAD(&list);
+	for (int o = MAX_PAGE_ORDER; o >= (int)min_order && taken < batch; o--) {
+		struct list_head *dirty = &z->free_area[o].dirty;
+		struct list_head *pos = dirty->prev;
+		/* Oldest at the tail; skip blocks that are still young. */
+		while (pos != dirty && taken < batch) {
+			struct page *page = list_entry(pos, struct page, lru);
+			pos = pos->prev;
+			if ((page->free_stamp >> 1) <= cutoff_ms) {
+				isolate(z, page, (unsigned int)o, &list);
+				isolated += 1UL << o;
+				taken++;
+			}
+		}
+	}
+	if (!taken)
+		return 0;
+	z->isolated_pages += isolated;
+	unsigned long pages = decommit_isolated(z, &list);
+	z->isolated_pages -= isolated;
+	__atomic_add_fetch(&page_alloc_stats.decommitted_pages, pages, __ATOMIC_RELAXED);
+	return pages;
+}
+
+/* After a free: run the decay if it is due.  Zone lock held. */
+static void zone_maybe_decay(struct zone *z, uint64_t now)
+{
+	if (!z->decayable_pages || now < z->next_decay_ms)
+		return;
+	/* Sweep at most 8 times per decay period; decay 0 sweeps on every free. */
+	z->next_decay_ms = decay_ms ? now + (decay_ms >= 8 ? decay_ms / 8 : 1) : 0;
+	if (now >= decay_ms)
+		zone_decay(z, decommit_order, now - decay_ms, 64);
+}
+
+unsigned long page_alloc_decay(uint64_t now_ms)
+{
+	unsigned long pages = 0;
+	slub_ensure_init();
+	for (int nid = 0; nid < MAX_NUMNODES; nid++)
+		for (int zt = 0; zt < MAX_NR_ZONES; zt++) {
+			struct zone *z = &page_alloc_nodes[nid].node_zones[zt];
+			pthread_mutex_lock(&z->lock);
+			if (now_ms >= decay_ms) {
+				unsigned long n;
+				while ((n = zone_decay(z, decommit_order, now_ms - decay_ms, 64)))
+					pages += n;
+			}
+			pthread_mutex_unlock(&z->lock);
+		}
+	return pages;
+}
+
+unsigned long slub_reclaim(void)
+{
+	unsigned long pages = 0;
+	slub_ensure_init();
+	for (int nid = 0; nid < MAX_NUMNODES; nid++)
+		for (int zt = 0; zt < MAX_NR_ZONES; zt++) {
+			struct zone *z = &page_alloc_nodes[nid].node_zones[zt];
+			pthread_mutex_lock(&z->lock);
+			/*
+			 * Isolate every dirty block in one sweep, so that blocks
+			 * coming back clean cannot merge into dirty ones; a
+			 * second sweep catches what other threads freed meanwhile.
+			 */
+			for (int pass = 0; pass < 2; pass++)
+				pages += zone_decay(z, 0, UINT64_MAX, UINT32_MAX);
+			pthread_mutex_unlock(&z->lock);
+		}
+	return pages;
+}
+
+/* ---- the page API ----------------------------------------------------------- */
+
+struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
+{
+	struct page *page;
+	bool zero = false;
+
+	slub_ensure_init();
+	if (unlikely(slub_unusable))
+		return alloc_failed(gfp, order, "allocator unusable on this system");
+	struct zone *z = gfp_zone(nid, gfp);
+	if (unlikely(order > MAX_PAGE_ORDER)) {
+		if (order > MAX_LARGE_ORDER)
+			return alloc_failed(gfp, order, "order too large");
+		return alloc_large(z, gfp, order);
+	}
+
+	pthread_mutex_lock(&z->lock);
+	page = rmqueue(z, order, gfp & __GFP_ZERO, &zero);
+	if (unlikely(!page) && zone_grow(z))
+		page = rmqueue(z, order, gfp & __GFP_ZERO, &zero);
+	if (likely(page))
+		prep_new_page(z, page, order);
+	pthread_mutex_unlock(&z->lock);
+
+	if (unlikely(!page))
+		return alloc_failed(gfp, order, z->type == ZONE_DMA32 && z->exhausted ?
+				    "no address space left below 4 GiB" : "out of memory");
+	if ((gfp & __GFP_ZERO) && !zero)
+		memset(memmap_page_address(page), 0, PAGE_SIZE << order);
+	return page;
+}
+
+struct page *alloc_pages(gfp_t gfp, unsigned int order)
+{
+	return alloc_pages_node(NUMA_NO_NODE, gfp, order);
+}
+
+unsigned long __get_free_pages(gfp_t gfp, unsigned int order)
+{
+	struct page *page = alloc_pages_node(NUMA_NO_NODE, gfp, order);
+	return page ? (unsigned long)memmap_page_address(page) : 0;
+}
+
+unsigned long get_zeroed_page(gfp_t gfp)
+{
+	return __get_free_pages(gfp | __GFP_ZERO, 0);
+}
+
+/* Check the block and free it; the caller has a valid data-page descriptor. */
+static void free_pages_checked(struct page *page, unsigned int order, const char *caller)
+{
+	void *addr = memmap_page_address(page);
+	struct mem_region *r = page_region(page);
+
+	if (r->kind == REGION_LARGE) {
+		free_large(page, order, caller);
+		return;
+	}
+	struct zone *z = page_zone(page);
+	pthread_mutex_lock(&z->lock);
+	uint32_t flags = page->flags;
+	const char *why = NULL;
+	char buf[96];
+	if (flags & (PG_buddy | PG_isolated)) {
+		why = "double free (the block is already free)";
+	} else if (flags & PG_tail) {
+		struct page *head = compound_head(page);
+		snprintf(buf, sizeof(buf), "inside the block of order %u at %p, not its head",
+			 head->order, memmap_page_address(head));
+		why = buf;
+	} else if (!(flags & PG_head)) {
+		why = "not allocated (free, or never handed out)";
+	} else if (flags & PG_slab) {
+		why = "the page belongs to a slab";
+	} else if (page->order != order) {
+		snprintf(buf, sizeof(buf), "the block has order %u", page->order);
+		why = buf;
+	}
+	if (why) {
+		pthread_mutex_unlock(&z->lock);
+		bad_page(caller, addr, order, why);
+		return;
+	}
+	for (unsigned long i = 1; i < 1UL << order; i++) {
+		page[i].flags = 0;
+		page[i].compound_head = 0;
+	}
+	page->flags = 0;
+	uint64_t now = os_now_ms();
+	free_one_page(z, page, order, false, now);
+	zone_maybe_decay(z, now);
+	pthread_mutex_unlock(&z->lock);
+}
+
+void __free_pages(struct page *page, unsigned int order)
+{
+	if (!memmap_page_valid(page)) {
+		slub_report("__free_pages: invalid page %p (not a page descriptor of ours); ignored",
+			    (void *)page);
+		return;
+	}
+	free_pages_checked(page, order, "__free_pages");
+}
+
+void free_pages(unsigned long addr, unsigned int order)
+{
+	if (addr == 0)
+		return;
+	struct page *page = memmap_virt_to_page((void *)addr);
+	if (!page || !memmap_page_valid(page)) {
+		slub_report("free_pages: invalid address %#lx (not from the page allocator); ignored",
+			    addr);
+		return;
+	}
+	if (addr & ~PAGE_MASK) {
+		slub_report("free_pages: invalid address %#lx (not page aligned); ignored", addr);
+		return;
+	}
+	free_pages_checked(page, order, "free_pages");
+}
+
+/* ---- address translation ------------------------------------------------------ */
+
+void *page_address(const struct page *page)
+{
+	return memmap_page_valid(page) ? memmap_page_address(page) : NULL;
+}
+
+struct page *virt_to_page(const void *addr)
+{
+	return memmap_virt_to_page(addr);
+}
+
+int page_to_nid(const struct page *page)
+{
+	return memmap_page_valid(page) ? page_region(page)->node : NUMA_NO_NODE;
+}

@@ -1,0 +1,86 @@
+/*
+ * page_alloc.h - the buddy page allocator: nodes, zones, free areas.
+ *
+ * Each zone keeps, per order 0..MAX_PAGE_ORDER, two free lists: `dirty`
+ * blocks (freed by a user, probably resident, reused first: no page faults)
+ * and `clean` blocks (fresh from the OS or decommitted: zero and not
+ * resident, preferred for __GFP_ZERO since they skip the memset).
+ * A block is clean only if all of it is: splitting keeps the state, merging
+ * a clean block with a dirty one gives a dirty one.
+ *
+ * Decay: a dirty block of order >= slub_decommit_order free for longer than
+ * slub_decay_ms is decommitted (MADV_DONTNEED) and becomes clean.  The check
+ * runs on the allocator's own calls (no thread), outside the zone lock for
+ * the system calls.  slub_reclaim() decommits every dirty block at once.
+ *
+ * Lock order: zone->lock, then region_lock (memmap.c) when a zone grows.
+ */
+#ifndef SLUB_PAGE_ALLOC_H
+#define SLUB_PAGE_ALLOC_H
+
+#include <pthread.h>
+
+#include "memmap.h"
+
+enum zone_type { ZONE_DMA32, ZONE_NORMAL, MAX_NR_ZONES };
+
+#define MAX_NUMNODES 1
+
+struct free_area {
+	struct list_head dirty;	/* most recently freed first */
+	struct list_head clean;
+	unsigned long nr_free;	/* blocks on both lists */
+};
+
+struct zone {
+	pthread_mutex_t lock;
+	struct free_area free_area[MAX_PAGE_ORDER + 1];
+	unsigned long managed_pages;	/* data pages of all sections */
+	unsigned long free_pages;	/* on the free lists */
+	unsigned long dirty_pages;	/* free but possibly resident */
+	unsigned long decayable_pages;	/* dirty, in blocks >= decommit order */
+	unsigned long isolated_pages;	/* off the lists while being decommitted */
+	uint64_t next_decay_ms;
+	struct mem_region *sections;
+	const char *name;
+	int node;
+	enum zone_type type;
+	bool exhausted;			/* could not grow last time (DMA32 range full) */
+};
+
+struct pglist_data {
+	struct zone node_zones[MAX_NR_ZONES];
+	int node_id;
+};
+
+extern __hidden struct pglist_data page_alloc_nodes[MAX_NUMNODES];
+
+/* Statistics that do not belong to one zone. */
+struct page_alloc_stats {
+	unsigned long large_allocs;	/* live large-region allocations */
+	unsigned long large_pages;
+	unsigned long decommitted_pages;	/* total given back by decay or reclaim */
+};
+extern __hidden struct page_alloc_stats page_alloc_stats;
+
+/* Largest order served at all (from direct mappings above MAX_PAGE_ORDER). */
+#define MAX_LARGE_ORDER 34
+
+/* Set up the zones; called once by slub_init_slow(). */
+__hidden void page_alloc_init(void);
+
+/*
+ * Walk every free list and every descriptor of every zone; report each
+ * inconsistency and return their number (0: consistent).
+ */
+__hidden unsigned long page_alloc_validate(void);
+
+/* Snapshot of free block counts per order, for buddyinfo and tests. */
+__hidden void page_alloc_buddyinfo(int nid, enum zone_type zt,
+				   unsigned long nr_free[MAX_PAGE_ORDER + 1],
+				   unsigned long *managed);
+
+/* Run the decay now as if @now_ms had come (tests use it to avoid sleeps). */
+__hidden unsigned long page_alloc_decay(uint64_t now_ms);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * report.c - format into a stack buffer, write(2) once, count the event.
+ */
+#define _GNU_SOURCE
+#include "report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slub.h>
+#include "options.h"
+
+static int report_fd = STDERR_FILENO;
+static unsigned long report_events;
+
+/* The last event's text, for tests; a seqlock-free best effort copy. */
+static char last_event[SLUB_REPORT_LINE];
+static int last_event_lock;
+
+void report_init(void)
+{
+	const char *path = slub_opt_str(report_file);
+	if (!path || !*path)
+		return;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		slub_report("cannot open slub_report_file=%s (%s); reporting to stderr",
+			    path, strerror(errno));
+		return;
+	}
+	WRITE_ONCE(report_fd, fd);
+}
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+void slub_vreport(bool count, const char *fmt, va_list ap)
+{
+	char buf[SLUB_REPORT_LINE];
+	int saved_errno = errno;	/* reports must not disturb errno */
+	/* Events carry the library's name: a preloaded program has others. */
+	int pre = count ? snprintf(buf, sizeof(buf), "slub: ") : 0;
+	int n = vsnprintf(buf + pre, sizeof(buf) - 1 - (size_t)pre, fmt, ap);
+	if (n < 0)
+		n = 0;
+	n += pre;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	if (n == 0 || buf[n - 1] != '\n')
+		buf[n++] = '\n';
+	buf[n] = 0;
+	if (count) {
+		__atomic_add_fetch(&report_events, 1, __ATOMIC_RELAXED);
+		if (!__atomic_exchange_n(&last_event_lock, 1, __ATOMIC_ACQUIRE)) {
+			memcpy(last_event, buf, (size_t)n + 1);
+			__atomic_store_n(&last_event_lock, 0, __ATOMIC_RELEASE);
+		}
+	}
+	write_all(READ_ONCE(report_fd), buf, (size_t)n);
+	errno = saved_errno;
+}
+
+void slub_report(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	slub_vreport(true, fmt, ap);
+	va_end(ap);
+}
+
+void slub_report_cont(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	slub_vreport(false, fmt, ap);
+	va_end(ap);
+}
+
+void slub_report_last(char *buf, size_t size)
+{
+	if (!size)
+		return;
+	while (__atomic_exchange_n(&last_event_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();	/* test hook only; writers never wait */
+	snprintf(buf, size, "%s", last_event);
+	__atomic_store_n(&last_event_lock, 0, __ATOMIC_RELEASE);
+}
+
+unsigned long slub_errors(void)
+{
+	return __atomic_load_n(&report_events, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,29 @@
+/*
+ * report.h - the one report sink.
+ *
+ * Every message the allocator prints goes through here: formatted into a
+ * stack buffer, written with one write(2) to stderr or to the file named by
+ * `slub_report_file=`.  It never allocates and takes no allocator lock, so it
+ * is safe from any path, including inside malloc and with zone locks held.
+ * Each slub_report() is one event for slub_errors(); slub_report_cont()
+ * adds detail lines to the event before it without counting.
+ */
+#ifndef SLUB_REPORT_H
+#define SLUB_REPORT_H
+
+#include <stdarg.h>
+#include "compiler.h"
+
+#define SLUB_REPORT_LINE 512
+
+__hidden void slub_report(const char *fmt, ...) __printf(1, 2);
+__hidden void slub_report_cont(const char *fmt, ...) __printf(1, 2);
+__hidden void slub_vreport(bool count, const char *fmt, va_list ap);
+
+/* Open the file named by the slub_report_file option, if any. */
+__hidden void report_init(void);
+
+/* Test hook: copy the text of the last counted event into @buf. */
+__hidden void slub_report_last(char *buf, size_t size);
+
+#endif

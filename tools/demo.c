@@ -1,0 +1,66 @@
+/*
+ * demo.c - what libslub does so far, shown on the page allocator: allocate
+ * and free blocks of every order and print the buddy free lists per zone
+ * and order after each step, as /proc/buddyinfo does.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <slub.h>
+
+#define BLOCKS_PER_ORDER 3
+
+static void show(const char *what)
+{
+	printf("\n-- %s\n", what);
+	printf("%-21s", "");
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
+		printf(" %6d", o);
+	printf("   (order)\n");
+	slub_print_buddyinfo(stdout);
+}
+
+int main(void)
+{
+	unsigned long blocks[MAX_PAGE_ORDER + 1][BLOCKS_PER_ORDER];
+	unsigned long dma32;
+
+	printf("libslub page allocator: orders 0..%d, %lu-byte pages, largest buddy block %lu KiB\n",
+	       MAX_PAGE_ORDER, PAGE_SIZE, (PAGE_SIZE << MAX_PAGE_ORDER) >> 10);
+
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
+		for (int i = 0; i < BLOCKS_PER_ORDER; i++) {
+			blocks[o][i] = __get_free_pages(GFP_KERNEL, (unsigned int)o);
+			if (!blocks[o][i]) {
+				perror("__get_free_pages");
+				return 1;
+			}
+			memset((void *)blocks[o][i], 0x5a, PAGE_SIZE << o);
+		}
+	dma32 = __get_free_pages(GFP_DMA32, 2);
+	printf("\n%d blocks of each order 0..%d allocated; one order-2 DMA32 block at %#lx (below 4 GiB: %s)\n",
+	       BLOCKS_PER_ORDER, MAX_PAGE_ORDER, dma32, dma32 && dma32 < (1UL << 32) ? "yes" : "no");
+	show("after allocating: the first 64 MiB section is split into blocks of every order");
+
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
+		for (int i = 0; i < BLOCKS_PER_ORDER; i += 2)
+			free_pages(blocks[o][i], (unsigned int)o);
+	show("after freeing the 1st and 3rd block of each order: their buddies are still in use");
+
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
+		free_pages(blocks[o][1], (unsigned int)o);
+	free_pages(dma32, 2);
+	show("after freeing everything: buddies coalesced back into 4 MiB blocks");
+
+	unsigned long page = get_zeroed_page(GFP_KERNEL);
+	printf("\nget_zeroed_page -> %#lx; virt_to_page/page_address round trip: %s\n", page,
+	       page_address(virt_to_page((void *)page)) == (void *)page ? "ok" : "BROKEN");
+	printf("virt_to_page(&page) for a stack address: %p (not ours)\n", (void *)virt_to_page(&page));
+	free_page(page);
+
+	unsigned long reclaimed = slub_reclaim();
+	printf("slub_reclaim() gave %lu pages (%lu MiB) back to the OS\n", reclaimed,
+	       (reclaimed * PAGE_SIZE) >> 20);
+	printf("errors reported: %lu\n", slub_errors());
+	return slub_errors() ? 1 : 0;
+}
