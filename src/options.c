@@ -96,17 +96,17 @@ static bool apply_option(const char *key, size_t klen, const char *val,
 			o->value = n;
 			return true;
 		}
-		slub_report("%s: option %s='%s': expected 0/1, y/n, on/off; default %s stands",
-			    origin, o->name, val, o->def ? "on" : "off");
+		slub_report("%s: option %s='%s': expected 0/1, y/n, on/off; %s stands",
+			    origin, o->name, val, o->value ? "on" : "off");
 		return false;
 	case OPT_INT:
 		if (val && parse_long(val, &n) && n >= o->min && n <= o->max) {
 			o->value = n;
 			return true;
 		}
-		slub_report("%s: option %s%s%s: expected an integer in %ld..%ld; default %ld stands",
+		slub_report("%s: option %s%s%s: expected an integer in %ld..%ld; %ld stands",
 			    origin, o->name, val ? "=" : "", val ? val : " without a value",
-			    o->min, o->max, o->def);
+			    o->min, o->max, o->value);
 		return false;
 	case OPT_STRING:
 		if (val && *val && strlen(val) < sizeof(o->str)) {

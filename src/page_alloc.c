@@ -488,7 +488,7 @@ static void free_pages_checked(struct page *page, unsigned int order, const char
 			 head->order, memmap_page_address(head));
 		why = buf;
 	} else if (!(flags & PG_head)) {
-		why = "not allocated (free, or never handed out)";
+		why = "not an allocated block (a double free, or never handed out)";
 	} else if (flags & PG_slab) {
 		why = "the page belongs to a slab";
 	} else if (page->order != order) {
@@ -513,6 +513,7 @@ static void free_pages_checked(struct page *page, unsigned int order, const char
 
 void __free_pages(struct page *page, unsigned int order)
 {
+	slub_ensure_init();	/* options say where reports go */
 	if (!memmap_page_valid(page)) {
 		slub_report("__free_pages: invalid page %p (not a page descriptor of ours); ignored",
 			    (void *)page);
@@ -525,6 +526,7 @@ void free_pages(unsigned long addr, unsigned int order)
 {
 	if (addr == 0)
 		return;
+	slub_ensure_init();
 	struct page *page = memmap_virt_to_page((void *)addr);
 	if (!page || !memmap_page_valid(page)) {
 		slub_report("free_pages: invalid address %#lx (not from the page allocator); ignored",

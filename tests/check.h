@@ -1,0 +1,78 @@
+/*
+ * check.h - the tests' harness: CHECK macros that count failures, a runner
+ * per test function, helpers shared by the tests.  Each test file is one
+ * CTest test; it exits non-zero if any CHECK failed.
+ */
+#ifndef SLUB_TEST_CHECK_H
+#define SLUB_TEST_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int check_failures;
+static int check_count;
+
+#define CHECK(cond)                                                              \
+	do {                                                                     \
+		check_count++;                                                   \
+		if (!(cond)) {                                                   \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__,   \
+				__LINE__, #cond);                                \
+			check_failures++;                                        \
+		}                                                                \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                           \
+	do {                                                                     \
+		long long a_ = (long long)(a), b_ = (long long)(b);              \
+		check_count++;                                                   \
+		if (a_ != b_) {                                                  \
+			fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", \
+				__FILE__, __LINE__, #a, #b, a_, b_);             \
+			check_failures++;                                        \
+		}                                                                \
+	} while (0)
+
+#define RUN(fn)                                                                  \
+	do {                                                                     \
+		int before_ = check_failures;                                    \
+		fprintf(stderr, "== %s\n", #fn);                                 \
+		fn();                                                            \
+		fprintf(stderr, "   %s: %s\n", #fn,                              \
+			check_failures == before_ ? "ok" : "FAILED");            \
+	} while (0)
+
+static inline int check_done(void)
+{
+	fprintf(stderr, "%d checks, %d failed\n", check_count, check_failures);
+	return check_failures ? 1 : 0;
+}
+
+/* Resident set size in bytes, from /proc/self/statm. */
+static inline long rss_bytes(void)
+{
+	long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+		resident = -1;
+	fclose(f);
+	return resident * sysconf(_SC_PAGESIZE);
+}
+
+/* Sanitizer builds run shorter stress loops. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+#endif

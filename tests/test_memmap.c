@@ -1,0 +1,123 @@
+/*
+ * test_memmap.c - the memory map: descriptor layout, section table
+ * lookups in both directions, region headers, large regions.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+
+#include <slub.h>
+#include "check.h"
+#include "memmap.h"
+#include "page_alloc.h"
+
+static void descriptor_layout(void)
+{
+	CHECK_EQ(sizeof(struct page), 64);
+	CHECK_EQ(offsetof(struct page, freelist) % 16, 0);
+	CHECK_EQ(MEMMAP_PAGES_PER_SLOT, 256);
+	CHECK_EQ(PAGES_PER_SECTION, 16384);
+}
+
+static void lookups_before_any_allocation(void)
+{
+	/* The table is zero until a region exists: nothing is ours. */
+	int x;
+	CHECK(memmap_virt_to_page(&x) == NULL);
+	CHECK(memmap_virt_to_page((void *)(1UL << 40)) == NULL);
+}
+
+static void section_header_and_lookups(void)
+{
+	struct page *page = alloc_pages(GFP_KERNEL, 0);
+	CHECK(page != NULL);
+	uintptr_t addr = (uintptr_t)page_address(page);
+	struct mem_region *r = page_region(page);
+	uintptr_t base = (uintptr_t)r;
+
+	CHECK(IS_ALIGNED(base, SECTION_SIZE));
+	CHECK_EQ(r->kind, REGION_SECTION);
+	CHECK_EQ(r->flags, PG_reserved);
+	CHECK_EQ(r->nr_slots, 1);
+	CHECK_EQ(r->first_page, MEMMAP_PAGES_PER_SLOT);
+	CHECK_EQ(r->nr_pages, PAGES_PER_SECTION - MEMMAP_PAGES_PER_SLOT);
+	CHECK(addr >= base + (r->first_page << PAGE_SHIFT));
+	CHECK(addr < base + SECTION_SIZE);
+	/* Descriptor and page are in the same region; arithmetic both ways. */
+	CHECK_EQ((uintptr_t)page, base + ((addr - base) >> PAGE_SHIFT) * 64);
+	CHECK(memmap_page_address(page) == (void *)addr);
+	CHECK(memmap_page_valid(page));
+	CHECK(!memmap_page_valid((struct page *)r));		/* the header */
+	CHECK(!memmap_page_valid((struct page *)r + 1));	/* a mem_map page */
+	CHECK(!memmap_page_valid((struct page *)((char *)page + 1)));
+	CHECK(!memmap_page_valid((struct page *)addr));		/* data, not a descriptor */
+	/* The first and the last byte of the section are ours. */
+	CHECK(memmap_virt_to_page((void *)base) == (struct page *)r);
+	CHECK(memmap_virt_to_page((void *)(base + SECTION_SIZE - 1)) ==
+	      (struct page *)r + PAGES_PER_SECTION - 1);
+	/* One byte either side is not (unless another region sits there). */
+	if (memmap_region_base(base - 1) == 0)
+		CHECK(memmap_virt_to_page((void *)(base - 1)) == NULL);
+	if (memmap_region_base(base + SECTION_SIZE) == 0)
+		CHECK(memmap_virt_to_page((void *)(base + SECTION_SIZE)) == NULL);
+	__free_pages(page, 0);
+}
+
+static void tails_find_their_head(void)
+{
+	struct page *head = alloc_pages(GFP_KERNEL, 3);
+	CHECK(head != NULL);
+	char *a = page_address(head);
+	for (int i = 0; i < 8; i++) {
+		struct page *p = memmap_virt_to_page(a + i * PAGE_SIZE + 100);
+		CHECK(p == head + i);
+		CHECK(compound_head(p) == head);
+	}
+	CHECK_EQ(head->order, 3);
+	CHECK(head->flags & PG_head);
+	__free_pages(head, 3);
+}
+
+static void large_region_spans_slots(void)
+{
+	/* 2^15 pages = 128 MiB: three slots with the mem_map in front. */
+	unsigned int order = 15;
+	struct page *page = alloc_pages(GFP_KERNEL, order);
+	CHECK(page != NULL);
+	if (!page)
+		return;
+	struct mem_region *r = page_region(page);
+	char *a = page_address(page);
+	size_t bytes = PAGE_SIZE << order;
+
+	CHECK_EQ(r->kind, REGION_LARGE);
+	CHECK_EQ(r->nr_slots, 3);
+	CHECK_EQ(r->first_page, 3 * MEMMAP_PAGES_PER_SLOT);
+	CHECK_EQ(r->nr_pages, 1UL << order);
+	CHECK(page == region_first_page(r));
+	CHECK(page->flags & PG_large);
+	/* Every slot of the region leads to the one header. */
+	for (size_t off = 0; off < bytes; off += SECTION_SIZE / 2)
+		CHECK(page_region(memmap_virt_to_page(a + off)) == r);
+	struct page *last = memmap_virt_to_page(a + bytes - 1);
+	CHECK(memmap_page_address(last) == a + bytes - PAGE_SIZE);
+	/* Tails of a large region are never written. */
+	CHECK_EQ(last->flags, 0);
+	/* Past the data, the reservation is still ours and reads zero descriptors. */
+	uintptr_t end = (uintptr_t)r + ((size_t)r->nr_slots << SECTION_SHIFT);
+	struct page *guard = memmap_virt_to_page((void *)(end - 1));
+	CHECK(guard != NULL && guard->flags == 0 && !memmap_page_valid(guard));
+	__free_pages(page, order);
+	CHECK(memmap_virt_to_page(a) == NULL);
+	CHECK(memmap_virt_to_page((void *)(end - 1)) == NULL);
+}
+
+int main(void)
+{
+	RUN(descriptor_layout);
+	RUN(lookups_before_any_allocation);
+	RUN(section_header_and_lookups);
+	RUN(tails_find_their_head);
+	RUN(large_region_spans_slots);
+	CHECK_EQ(page_alloc_validate(), 0);
+	return check_done();
+}

@@ -1,0 +1,179 @@
+/*
+ * test_options.c - the options table and the boot-line grammar: values,
+ * ranges, booleans, quotes, '-' for '_', every malformed form reported once
+ * with the default standing, slub_setup() before and after start-up, and
+ * SLUB_OPTIONS from the environment (in a child process).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sys/wait.h>
+
+#include <slub.h>
+#include "check.h"
+#include "options.h"
+#include "report.h"
+
+static void reset(void)
+{
+	for (size_t i = 0; i < NR_SLUB_OPTIONS; i++) {
+		slub_options[i].value = slub_options[i].def;
+		slub_options[i].str[0] = 0;
+	}
+}
+
+static bool last_report_has(const char *text)
+{
+	char m[SLUB_REPORT_LINE];
+	slub_report_last(m, sizeof(m));
+	if (!strstr(m, text)) {
+		fprintf(stderr, "   expected '%s' in: %s", text, m);
+		return false;
+	}
+	return true;
+}
+
+static void valid_values(void)
+{
+	reset();
+	unsigned long e = slub_errors();
+	CHECK_EQ(options_parse("slub_decay_ms=250", "test"), 0);
+	CHECK_EQ(slub_opt(decay_ms), 250);
+	CHECK_EQ(options_parse("  slub-decay-ms=0x20\tslub_decommit_order=7  ", "test"), 0);
+	CHECK_EQ(slub_opt(decay_ms), 32);
+	CHECK_EQ(slub_opt(decommit_order), 7);
+	CHECK_EQ(options_parse("slub_report_file=\"/tmp/a b\"", "test"), 0);
+	CHECK(!strcmp(slub_opt_str(report_file), "/tmp/a b"));
+	CHECK_EQ(options_parse("slub_decay_ms=3600000 slub_decommit_order=0", "test"), 0);
+	CHECK_EQ(slub_opt(decay_ms), 3600000);
+	CHECK_EQ(options_parse("", "test"), 0);
+	CHECK_EQ(options_parse("   ", "test"), 0);
+	CHECK_EQ(slub_errors(), e);
+	reset();
+}
+
+#define REJECT(line, text)                                                       \
+	do {                                                                     \
+		unsigned long e_ = slub_errors();                                \
+		CHECK_EQ(options_parse(line, "test"), 1);                        \
+		CHECK_EQ(slub_errors(), e_ + 1);                                 \
+		CHECK(last_report_has(text));                                    \
+	} while (0)
+
+static void malformed_values_keep_defaults(void)
+{
+	reset();
+	REJECT("slub_decay_ms=abc", "expected an integer in 0..3600000; 1000 stands");
+	REJECT("slub_decay_ms=-1", "slub_decay_ms=-1");
+	REJECT("slub_decay_ms=3600001", "expected an integer");
+	REJECT("slub_decay_ms=12x", "expected an integer");
+	REJECT("slub_decay_ms=", "expected an integer");
+	REJECT("slub_decay_ms", "without a value");
+	REJECT("slub_decay_ms=99999999999999999999999", "expected an integer");
+	REJECT("slub_decommit_order=11", "0..10");
+	CHECK_EQ(slub_opt(decay_ms), 1000);
+	CHECK_EQ(slub_opt(decommit_order), 4);
+	REJECT("no_such_option", "unknown option 'no_such_option'");
+	REJECT("no_such=1", "unknown option 'no_such'");
+	REJECT("=5", "no option name");
+	REJECT("slub_report_file", "expected a value");
+	REJECT("slub_report_file=\"unterminated", "unterminated quote");
+	CHECK(slub_opt_str(report_file)[0] == 0);
+	char longv[600] = "slub_report_file=";
+	memset(longv + strlen(longv), 'x', 400);
+	REJECT(longv, "longer than");
+	/* Good options next to bad ones still apply. */
+	unsigned long e = slub_errors();
+	CHECK_EQ(options_parse("bogus slub_decay_ms=5 slub_decommit_order=x", "test"), 2);
+	CHECK_EQ(slub_errors(), e + 2);
+	CHECK_EQ(slub_opt(decay_ms), 5);
+	CHECK_EQ(slub_opt(decommit_order), 4);
+	reset();
+}
+
+static void setup_before_and_after_start(void)
+{
+	reset();
+	CHECK_EQ(slub_setup("slub_decay_ms=123"), 0);
+	CHECK_EQ(slub_opt(decay_ms), 123);
+	CHECK_EQ(slub_setup("slub_decay_ms=oops"), -EINVAL);
+	CHECK_EQ(slub_opt(decay_ms), 123);
+	CHECK_EQ(slub_setup(NULL), 0);
+	unsigned long page = __get_free_page(GFP_KERNEL);	/* starts the allocator */
+	CHECK(page != 0);
+	CHECK_EQ(slub_setup("slub_decay_ms=5"), -EBUSY);
+	CHECK_EQ(slub_opt(decay_ms), 123);
+	free_page(page);
+
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	slub_print_options(f);
+	fclose(f);
+	CHECK(strstr(text, "slub_decay_ms=123 ") != NULL);
+	CHECK(strstr(text, "slub_decommit_order=4 ") != NULL);
+	CHECK(strstr(text, "slub_report_file=\"\"") != NULL);
+	CHECK(strstr(text, "given back to the OS") != NULL);	/* help text */
+	free(text);
+}
+
+/* Run ourselves with SLUB_OPTIONS set and capture what the child prints. */
+static int run_child(const char *self, const char *options, char *out, size_t size)
+{
+	int fds[2];
+	if (pipe(fds))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		setenv("SLUB_OPTIONS", options, 1);
+		execl(self, self, "--child", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	size_t n = 0;
+	ssize_t r;
+	while (n < size - 1 && (r = read(fds[0], out + n, size - 1 - n)) > 0)
+		n += (size_t)r;
+	out[n] = 0;
+	close(fds[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static const char *self_path;
+
+static void environment_options(void)
+{
+	char out[8192];
+	CHECK_EQ(run_child(self_path, "slub_decay_ms=77 bogus slub_decommit_order=99", out,
+			   sizeof(out)), 0);
+	CHECK(strstr(out, "slub_decay_ms=77 ") != NULL);
+	CHECK(strstr(out, "slub_decommit_order=4 ") != NULL);
+	CHECK(strstr(out, "SLUB_OPTIONS: unknown option 'bogus'") != NULL);
+	CHECK(strstr(out, "SLUB_OPTIONS: option slub_decommit_order=99") != NULL);
+	CHECK(strstr(out, "errors=2") != NULL);
+	/* The environment is applied after slub_setup(), so it wins. */
+	CHECK(strstr(out, "setup=0") != NULL);
+}
+
+static int child(void)
+{
+	int r = slub_setup("slub_decay_ms=5");
+	slub_print_options(stdout);
+	printf("setup=%d errors=%lu\n", r, slub_errors());
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--child"))
+		return child();
+	self_path = argv[0];
+	RUN(valid_values);
+	RUN(malformed_values_keep_defaults);
+	RUN(setup_before_and_after_start);
+	RUN(environment_options);
+	return check_done();
+}

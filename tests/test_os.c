@@ -1,0 +1,139 @@
+/*
+ * test_os.c - the OS layer: reservations are aligned and inaccessible until
+ * committed, decommit zeroes and frees RSS, CPU numbers are sane and follow
+ * the thread, and the ops table really is what the layers call.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
+
+#include <slub.h>
+#include "check.h"
+#include "os.h"
+
+static sigjmp_buf fault_jmp;
+
+static void on_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(fault_jmp, 1);
+}
+
+static bool touch_faults(volatile char *p)
+{
+	struct sigaction sa = { .sa_handler = on_segv }, old;
+	bool faulted;
+	sigaction(SIGSEGV, &sa, &old);
+	if (sigsetjmp(fault_jmp, 1) == 0) {
+		*p = 1;
+		faulted = false;
+	} else {
+		faulted = true;
+	}
+	sigaction(SIGSEGV, &old, NULL);
+	return faulted;
+}
+
+static void reserve_commit_decommit_release(void)
+{
+	size_t align = 64UL << 20, size = 8UL << 20;
+	char *p = os_reserve(size, align);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	CHECK(((uintptr_t)p & (align - 1)) == 0);
+	CHECK(touch_faults(p));			/* reserved: PROT_NONE */
+	CHECK_EQ(os_commit(p, size), 0);
+	CHECK(!touch_faults(p));
+	long rss0 = rss_bytes();
+	memset(p, 0xab, size);
+	long rss1 = rss_bytes();
+	CHECK(rss1 - rss0 >= (long)size * 3 / 4);
+	CHECK_EQ(os_decommit(p, size), 0);
+	long rss2 = rss_bytes();
+	CHECK(rss1 - rss2 >= (long)size * 3 / 4);
+	CHECK(p[0] == 0 && p[size - 1] == 0);	/* reads zero, still mapped */
+	CHECK_EQ(os_release(p, size), 0);
+}
+
+static void reserve_at_a_fixed_place(void)
+{
+	char *p = os_reserve(4UL << 20, 4UL << 20);
+	CHECK(p != NULL);
+	/* The exact place is taken now: a second reservation must refuse. */
+	errno = 0;
+	CHECK(os_reserve_at((uintptr_t)p, 4UL << 20) == NULL);
+	CHECK_EQ(errno, EEXIST);
+	os_release(p, 4UL << 20);
+	char *q = os_reserve_at((uintptr_t)p, 4UL << 20);
+	CHECK(q == p);
+	os_release(q, 4UL << 20);
+}
+
+static void *failing_mmap(void *a, size_t l, int p, int f, int fd, off_t o)
+{
+	(void)a; (void)l; (void)p; (void)f; (void)fd; (void)o;
+	errno = ENOMEM;
+	return MAP_FAILED;
+}
+
+static void ops_table_is_used(void)
+{
+	slub_os.mmap = failing_mmap;
+	CHECK(os_reserve(1UL << 20, 1UL << 20) == NULL);
+	CHECK(os_reserve_at(1UL << 32, 1UL << 20) == NULL);
+	slub_os = slub_os_default;
+	void *p = os_reserve(1UL << 20, PAGE_SIZE);
+	CHECK(p != NULL);
+	os_release(p, 1UL << 20);
+}
+
+static void cpus(void)
+{
+	unsigned int n = os_possible_cpus();
+	CHECK(n >= 1 && n <= SLUB_MAX_CPUS);
+	CHECK((long)n >= sysconf(_SC_NPROCESSORS_ONLN));
+	CHECK_EQ(os_check_page_size(), 0);
+
+	/* Pin to each allowed CPU: the rseq read and sched_getcpu agree. */
+	cpu_set_t old, one;
+	CHECK_EQ(sched_getaffinity(0, sizeof(old), &old), 0);
+	int tried = 0;
+	for (int cpu = 0; cpu < CPU_SETSIZE && tried < 4; cpu++) {
+		if (!CPU_ISSET(cpu, &old))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			continue;
+		tried++;
+		CHECK_EQ(os_current_cpu(), cpu);
+		CHECK_EQ(os_current_cpu_slow(), cpu);
+	}
+	CHECK(tried > 0);
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
+static void clock_moves(void)
+{
+	uint64_t a = os_now_ms();
+	usleep(30000);
+	uint64_t b = os_now_ms();
+	CHECK(b >= a + 20 && b < a + 5000);
+}
+
+int main(void)
+{
+	/* Start-up detects rseq (glibc >= 2.35 registers it unless disabled). */
+	slub_reclaim();
+	fprintf(stderr, "rseq area: %s\n", os_rseq_offset ? "in use" : "not available (sched_getcpu fallback)");
+	RUN(reserve_commit_decommit_release);
+	RUN(reserve_at_a_fixed_place);
+	RUN(ops_table_is_used);
+	RUN(cpus);
+	RUN(clock_moves);
+	return check_done();
+}

@@ -1,0 +1,315 @@
+/*
+ * test_page_alloc.c - the kernel page API over the buddy allocator:
+ * every order, alignment, round trips, coalescing, zeroing, DMA32,
+ * large orders, and bad input that must be reported and ignored.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+
+#include <slub.h>
+#include "check.h"
+#include "page_alloc.h"
+#include "report.h"
+
+#define NR 4
+
+static unsigned long free_blocks(enum zone_type zt, int order)
+{
+	unsigned long nr_free[MAX_PAGE_ORDER + 1];
+	page_alloc_buddyinfo(0, zt, nr_free, NULL);
+	return nr_free[order];
+}
+
+static void every_order_allocates_aligned_distinct(void)
+{
+	unsigned long addr[MAX_PAGE_ORDER + 1][NR];
+
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
+		for (int i = 0; i < NR; i++) {
+			struct page *page = alloc_pages(GFP_KERNEL, (unsigned int)o);
+			CHECK(page != NULL);
+			if (!page)
+				return;
+			unsigned long a = (unsigned long)page_address(page);
+			addr[o][i] = a;
+			CHECK(a != 0);
+			CHECK((a & ((PAGE_SIZE << o) - 1)) == 0);	/* natural alignment */
+			CHECK(virt_to_page((void *)a) == page);
+			/* Every page of the block resolves to its own descriptor. */
+			for (unsigned long p = 0; p < 1UL << o; p++) {
+				void *pa = (void *)(a + p * PAGE_SIZE);
+				CHECK(page_address(virt_to_page(pa)) == pa);
+				CHECK(virt_to_page((char *)pa + PAGE_SIZE - 1) == virt_to_page(pa));
+			}
+			CHECK_EQ(page_to_nid(page), 0);
+			/* Write the whole block: it must be ours to use. */
+			memset((void *)a, 0x40 + o, PAGE_SIZE << o);
+		}
+	/* Distinct and non-overlapping: the patterns survived. */
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
+		for (int i = 0; i < NR; i++) {
+			unsigned char *p = (unsigned char *)addr[o][i];
+			CHECK(p[0] == 0x40 + o && p[(PAGE_SIZE << o) - 1] == 0x40 + o);
+			for (int j = 0; j < NR; j++)
+				for (int q = 0; q <= MAX_PAGE_ORDER; q++)
+					if ((q != o || j != i) && addr[q][j] >= addr[o][i])
+						CHECK(addr[q][j] >= addr[o][i] + (PAGE_SIZE << o));
+		}
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
+		for (int i = 0; i < NR; i++)
+			free_pages(addr[o][i], (unsigned int)o);
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
+static void coalescing_restores_max_order(void)
+{
+	unsigned long before = free_blocks(ZONE_NORMAL, MAX_PAGE_ORDER);
+	unsigned long n = MAX_ORDER_NR_PAGES * 2 + 5;	/* spans three 4 MiB blocks */
+	unsigned long *pages = calloc(n, sizeof(*pages));
+
+	for (unsigned long i = 0; i < n; i++) {
+		pages[i] = __get_free_page(GFP_KERNEL);
+		CHECK(pages[i] != 0);
+	}
+	CHECK(free_blocks(ZONE_NORMAL, MAX_PAGE_ORDER) < before);
+	CHECK_EQ(page_alloc_validate(), 0);
+	/* Free in a scattered order so merges happen from both sides. */
+	for (unsigned long i = 0; i < n; i += 2)
+		free_page(pages[i]);
+	for (unsigned long i = 1; i < n; i += 2)
+		free_page(pages[i]);
+	CHECK_EQ(free_blocks(ZONE_NORMAL, MAX_PAGE_ORDER), before);
+	for (int o = 0; o < 8; o++)
+		CHECK_EQ(free_blocks(ZONE_NORMAL, o), 0);
+	CHECK_EQ(page_alloc_validate(), 0);
+	free(pages);
+}
+
+static bool all_zero(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	for (size_t i = 0; i < n; i++)
+		if (c[i])
+			return false;
+	return true;
+}
+
+static void zeroed_pages_are_zero_after_dirty_reuse(void)
+{
+	unsigned long dirty[64];
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < 64; i++) {
+			dirty[i] = __get_free_pages(GFP_KERNEL, (unsigned int)(i % 4));
+			CHECK(dirty[i] != 0);
+			memset((void *)dirty[i], 0xff, PAGE_SIZE << (i % 4));
+		}
+		for (int i = 0; i < 64; i++)
+			free_pages(dirty[i], (unsigned int)(i % 4));
+		for (int i = 0; i < 64; i++) {
+			unsigned int o = (unsigned int)(i % 4);
+			unsigned long z = o ? (unsigned long)page_address(
+					alloc_pages(GFP_KERNEL | __GFP_ZERO, o))
+				: get_zeroed_page(GFP_KERNEL);
+			CHECK(z != 0);
+			CHECK(all_zero((void *)z, PAGE_SIZE << o));
+			dirty[i] = z;
+		}
+		for (int i = 0; i < 64; i++)
+			free_pages(dirty[i], (unsigned int)(i % 4));
+	}
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
+static void dma32_is_below_4g(void)
+{
+	unsigned long a[MAX_PAGE_ORDER + 3];
+	for (int o = 0; o <= MAX_PAGE_ORDER + 2; o++) {
+		a[o] = __get_free_pages(o & 1 ? GFP_DMA32 : GFP_DMA, (unsigned int)o);
+		CHECK(a[o] != 0);
+		CHECK(a[o] + (PAGE_SIZE << o) <= 1UL << 32);
+		memset((void *)a[o], 1, PAGE_SIZE << o);
+	}
+	unsigned long normal = __get_free_page(GFP_KERNEL);
+	CHECK(normal != 0);
+	for (int o = 0; o <= MAX_PAGE_ORDER + 2; o++)
+		free_pages(a[o], (unsigned int)o);
+	free_page(normal);
+	CHECK(free_blocks(ZONE_DMA32, MAX_PAGE_ORDER) > 0);
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
+static void large_orders_use_direct_mappings(void)
+{
+	for (unsigned int o = MAX_PAGE_ORDER + 1; o <= MAX_PAGE_ORDER + 4; o++) {
+		struct page *page = alloc_pages(GFP_KERNEL | __GFP_ZERO, o);
+		CHECK(page != NULL);
+		if (!page)
+			continue;
+		char *a = page_address(page);
+		CHECK(((uintptr_t)a & (PAGE_SIZE - 1)) == 0);
+		CHECK(virt_to_page(a) == page);
+		char *last = a + (PAGE_SIZE << o) - 1;
+		CHECK(all_zero(a, PAGE_SIZE) && *last == 0);
+		memset(a, 7, PAGE_SIZE << o);
+		/* Interior pages resolve and round-trip too. */
+		CHECK(page_address(virt_to_page(last)) == (void *)((uintptr_t)last & PAGE_MASK));
+		__free_pages(page, o);
+		/* Unmapped at once: no longer ours. */
+		CHECK(virt_to_page(a) == NULL);
+	}
+	CHECK_EQ(page_alloc_stats.large_allocs, 0);
+}
+
+static void oom_too_large_order(void)
+{
+	unsigned long e = slub_errors();
+	errno = 0;
+	CHECK(alloc_pages(GFP_KERNEL, 40) == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	CHECK_EQ(slub_errors(), e + 1);
+	char msg[SLUB_REPORT_LINE];
+	slub_report_last(msg, sizeof(msg));
+	CHECK(strstr(msg, "page allocation failure: order:40") != NULL);
+	errno = 0;
+	CHECK(__get_free_pages(GFP_KERNEL | __GFP_NOWARN, 63) == 0);
+	CHECK_EQ(errno, ENOMEM);
+	CHECK_EQ(slub_errors(), e + 1);	/* __GFP_NOWARN: silent */
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
+/* A bad call must be reported once and change nothing. */
+#define EXPECT_REPORT(call, text)                                                \
+	do {                                                                     \
+		unsigned long e_ = slub_errors();                                \
+		char m_[SLUB_REPORT_LINE];                                       \
+		call;                                                            \
+		CHECK_EQ(slub_errors(), e_ + 1);                                 \
+		slub_report_last(m_, sizeof(m_));                                \
+		if (!strstr(m_, text)) {                                         \
+			fprintf(stderr, "   report was: %s", m_);               \
+			CHECK(!"report text");                                   \
+		}                                                                \
+		CHECK_EQ(page_alloc_validate(), 0);                              \
+	} while (0)
+
+static void bad_frees_are_reported_and_ignored(void)
+{
+	int on_stack;
+	static int in_data;
+	char *heap = malloc(64);
+	unsigned long free_before = free_blocks(ZONE_NORMAL, MAX_PAGE_ORDER);
+
+	unsigned long e = slub_errors();
+	free_pages(0, 0);
+	free_pages(0, 5);
+	CHECK_EQ(slub_errors(), e);
+
+	EXPECT_REPORT(free_pages((unsigned long)&on_stack, 0), "invalid address");
+	EXPECT_REPORT(free_pages((unsigned long)&in_data, 0), "invalid address");
+	EXPECT_REPORT(free_pages((unsigned long)heap, 0), "invalid address");
+	EXPECT_REPORT(free_pages(0xdeadbeef000UL, 0), "invalid address");
+	EXPECT_REPORT(free_pages(~0UL & PAGE_MASK, 0), "invalid address");
+	EXPECT_REPORT(__free_pages((struct page *)&on_stack, 0), "invalid page");
+	EXPECT_REPORT(__free_pages(NULL, 0), "invalid page");
+
+	unsigned long a = __get_free_pages(GFP_KERNEL, 2);
+	struct page *pg = virt_to_page((void *)a);
+	CHECK(a != 0);
+	EXPECT_REPORT(free_pages(a + 8, 2), "not page aligned");
+	EXPECT_REPORT(free_pages(a + PAGE_SIZE, 0), "not its head");
+	EXPECT_REPORT(free_pages(a, 1), "block has order 2");
+	EXPECT_REPORT(free_pages(a, 3), "block has order 2");
+	/* Misaligned descriptor pointers are not descriptors. */
+	EXPECT_REPORT(__free_pages((struct page *)((char *)pg + 8), 2), "invalid page");
+	/* The region's own mem_map is not allocatable memory. */
+	EXPECT_REPORT(free_pages((unsigned long)pg & PAGE_MASK, 0), "invalid address");
+	free_pages(a, 2);
+	CHECK_EQ(page_alloc_validate(), 0);
+	EXPECT_REPORT(free_pages(a, 2), "double free");
+	EXPECT_REPORT(__free_pages(pg, 2), "double free");
+
+	/* A freed block that merged: its head is now inside a free block. */
+	unsigned long b = __get_free_page(GFP_KERNEL);
+	unsigned long c = __get_free_page(GFP_KERNEL);
+	free_page(b);
+	free_page(c);
+	CHECK_EQ(slub_errors(), e + 15);
+	unsigned long merged = (b ^ PAGE_SIZE) == c ? (b > c ? b : c) : 0;
+	if (merged)
+		EXPECT_REPORT(free_page(merged), "not an allocated block");
+
+	/* Large regions: tail, wrong order, double free. */
+	struct page *big = alloc_pages(GFP_KERNEL, MAX_PAGE_ORDER + 1);
+	CHECK(big != NULL);
+	char *ba = page_address(big);
+	EXPECT_REPORT(free_pages((unsigned long)ba + PAGE_SIZE, MAX_PAGE_ORDER + 1), "not its head");
+	EXPECT_REPORT(__free_pages(big, MAX_PAGE_ORDER + 2), "block has order 11");
+	__free_pages(big, MAX_PAGE_ORDER + 1);
+	EXPECT_REPORT(free_pages((unsigned long)ba, MAX_PAGE_ORDER + 1), "invalid address");
+
+	CHECK_EQ(free_blocks(ZONE_NORMAL, MAX_PAGE_ORDER), free_before);
+	free(heap);
+}
+
+static void foreign_pointers_are_not_ours(void)
+{
+	int local;
+	static int global;
+	void *heap = malloc(100);
+	void *big_heap = malloc(1 << 24);
+	const void *wild[] = {
+		NULL, &local, &global, heap, big_heap, (void *)foreign_pointers_are_not_ours,
+		(void *)16, (void *)0xdeadbeefUL, (void *)(1UL << 47),
+		(void *)((1UL << 47) - 1), (void *)~0UL, (void *)0xffff800000000000UL,
+		(void *)0x8000000000000000UL,
+	};
+	for (size_t i = 0; i < sizeof(wild) / sizeof(wild[0]); i++)
+		CHECK(virt_to_page(wild[i]) == NULL);
+	CHECK(page_address(NULL) == NULL);
+	CHECK(page_address((struct page *)&local) == NULL);
+	CHECK_EQ(page_to_nid(NULL), NUMA_NO_NODE);
+	free(heap);
+	free(big_heap);
+}
+
+static void unknown_node_is_any_node(void)
+{
+	struct page *a = alloc_pages_node(7, GFP_KERNEL, 1);
+	struct page *b = alloc_pages_node(-5, GFP_KERNEL, 0);
+	struct page *c = alloc_pages_node(NUMA_NO_NODE, GFP_KERNEL, 0);
+	CHECK(a && b && c);
+	CHECK_EQ(page_to_nid(a), 0);
+	__free_pages(a, 1);
+	__free_pages(b, 0);
+	__free_pages(c, 0);
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
+static void get_order_matches_kernel(void)
+{
+	CHECK_EQ(get_order(1), 0);
+	CHECK_EQ(get_order(PAGE_SIZE), 0);
+	CHECK_EQ(get_order(PAGE_SIZE + 1), 1);
+	CHECK_EQ(get_order(2 * PAGE_SIZE), 1);
+	CHECK_EQ(get_order(3 * PAGE_SIZE), 2);
+	CHECK_EQ(get_order(PAGE_SIZE << 10), 10);
+	CHECK_EQ(get_order((PAGE_SIZE << 10) + 1), 11);
+	CHECK_EQ(get_order(0), 52);
+}
+
+int main(void)
+{
+	RUN(get_order_matches_kernel);
+	RUN(every_order_allocates_aligned_distinct);
+	RUN(coalescing_restores_max_order);
+	RUN(zeroed_pages_are_zero_after_dirty_reuse);
+	RUN(dma32_is_below_4g);
+	RUN(large_orders_use_direct_mappings);
+	RUN(oom_too_large_order);
+	RUN(bad_frees_are_reported_and_ignored);
+	RUN(foreign_pointers_are_not_ours);
+	RUN(unknown_node_is_any_node);
+	CHECK_EQ(page_alloc_validate(), 0);
+	return check_done();
+}

@@ -1,0 +1,148 @@
+/*
+ * test_page_alloc_reclaim.c - free memory goes back to the OS: RSS falls
+ * after slub_reclaim() and after the decay period, zero requests reuse
+ * decommitted blocks without a memset, warm blocks are reused first, and a
+ * block freed and reused in a loop is never decommitted (no thrashing).
+ */
+#define _GNU_SOURCE
+#include <time.h>
+
+#include <slub.h>
+#include "check.h"
+#include "os.h"
+#include "page_alloc.h"
+
+#define DECAY_MS 200
+#define MIB (1UL << 20)
+
+static struct zone *normal(void)
+{
+	return &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+}
+
+static void fill_and_free(unsigned long nr_max_blocks, bool do_free, unsigned long *keep)
+{
+	for (unsigned long i = 0; i < nr_max_blocks; i++) {
+		keep[i] = __get_free_pages(GFP_KERNEL, MAX_PAGE_ORDER);
+		CHECK(keep[i] != 0);
+		memset((void *)keep[i], 0x77, PAGE_SIZE << MAX_PAGE_ORDER);
+	}
+	if (do_free)
+		for (unsigned long i = 0; i < nr_max_blocks; i++)
+			free_pages(keep[i], MAX_PAGE_ORDER);
+}
+
+static void rss_falls_after_reclaim(void)
+{
+	unsigned long blocks[64];
+	long rss0 = rss_bytes();
+	fill_and_free(64, false, blocks);	/* 256 MiB */
+	long rss1 = rss_bytes();
+	CHECK(rss1 - rss0 >= 240 * (long)MIB);
+	for (int i = 0; i < 64; i++)
+		free_pages(blocks[i], MAX_PAGE_ORDER);
+	unsigned long pages = slub_reclaim();
+	long rss2 = rss_bytes();
+	fprintf(stderr, "   rss %ld -> %ld -> %ld MiB, reclaimed %lu pages\n",
+		rss0 >> 20, rss1 >> 20, rss2 >> 20, pages);
+	CHECK(pages >= 64UL << MAX_PAGE_ORDER);
+	CHECK(rss1 - rss2 >= 240 * (long)MIB);
+	CHECK_EQ(normal()->dirty_pages, 0);
+	CHECK_EQ(slub_reclaim(), 0);		/* nothing left to give */
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
+static void zero_requests_use_clean_blocks(void)
+{
+	/* All free memory is clean now: zeroed blocks must still read zero. */
+	long rss0 = rss_bytes();
+	unsigned long a[16];
+	for (int i = 0; i < 16; i++) {
+		a[i] = (unsigned long)page_address(alloc_pages(GFP_KERNEL | __GFP_ZERO, MAX_PAGE_ORDER));
+		CHECK(a[i] != 0);
+	}
+	long rss1 = rss_bytes();
+	/* No memset ran: 64 MiB of zero pages are not resident. */
+	CHECK(rss1 - rss0 < 8 * (long)MIB);
+	for (int i = 0; i < 16; i++) {
+		const unsigned long *w = (const unsigned long *)a[i];
+		for (size_t j = 0; j < (PAGE_SIZE << MAX_PAGE_ORDER) / sizeof(long); j += 509)
+			CHECK(w[j] == 0);
+		free_pages(a[i], MAX_PAGE_ORDER);
+	}
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
+static void warm_blocks_are_reused_first(void)
+{
+	unsigned long a = __get_free_pages(GFP_KERNEL, 3);
+	memset((void *)a, 1, PAGE_SIZE << 3);
+	free_pages(a, 3);
+	unsigned long b = __get_free_pages(GFP_KERNEL, 3);
+	CHECK_EQ(b, a);		/* the dirty (resident) block came back */
+	free_pages(b, 3);
+	slub_reclaim();
+}
+
+static void decay_returns_old_blocks(void)
+{
+	unsigned long blocks[16];
+	fill_and_free(16, true, blocks);	/* 64 MiB freed, dirty */
+	long rss1 = rss_bytes();
+	CHECK(normal()->dirty_pages >= 16UL << MAX_PAGE_ORDER);
+	/* Not yet old: a decay "now" gives nothing back. */
+	CHECK_EQ(page_alloc_decay(os_now_ms()), 0);
+	struct timespec ts = { 0, (DECAY_MS * 2 + 50) * 1000000L };
+	nanosleep(&ts, NULL);
+	/* Any free runs the decay when it is due. */
+	free_page(__get_free_page(GFP_KERNEL));
+	long rss2 = rss_bytes();
+	fprintf(stderr, "   after decay: rss %ld -> %ld MiB\n", rss1 >> 20, rss2 >> 20);
+	CHECK(rss1 - rss2 >= 60 * (long)MIB);
+	/* Only the block the trigger page merged into is still dirty. */
+	CHECK(normal()->dirty_pages <= MAX_ORDER_NR_PAGES);
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
+static void explicit_decay_clock(void)
+{
+	unsigned long blocks[8];
+	fill_and_free(8, true, blocks);
+	unsigned long pages = page_alloc_decay(os_now_ms() + DECAY_MS + 10);
+	CHECK(pages >= 8UL << MAX_PAGE_ORDER);
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
+static void reuse_loop_does_not_thrash(void)
+{
+	slub_reclaim();
+	unsigned long before = page_alloc_stats.decommitted_pages;
+	uint64_t end = os_now_ms() + DECAY_MS * 3;
+	unsigned long first = 0, loops = 0;
+	while (os_now_ms() < end) {
+		unsigned long a = __get_free_pages(GFP_KERNEL, 6);
+		memset((void *)a, 3, PAGE_SIZE << 6);
+		if (!first)
+			first = a;
+		CHECK_EQ(a, first);
+		free_pages(a, 6);
+		loops++;
+	}
+	CHECK(loops > 10);
+	CHECK_EQ(page_alloc_stats.decommitted_pages, before);
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
+int main(void)
+{
+	char opt[64];
+	snprintf(opt, sizeof(opt), "slub_decay_ms=%d", DECAY_MS);
+	CHECK_EQ(slub_setup(opt), 0);
+	RUN(rss_falls_after_reclaim);
+	RUN(zero_requests_use_clean_blocks);
+	RUN(warm_blocks_are_reused_first);
+	RUN(decay_returns_old_blocks);
+	RUN(explicit_decay_clock);
+	RUN(reuse_loop_does_not_thrash);
+	return check_done();
+}

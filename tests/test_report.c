@@ -1,0 +1,91 @@
+/*
+ * test_report.c - the report sink: one count per event, none per detail
+ * line, the text as written, errno untouched, long lines cut cleanly, and
+ * slub_report_file= sending everything to a file.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include <slub.h>
+#include "check.h"
+#include "report.h"
+
+static void counts_events_not_details(void)
+{
+	unsigned long e = slub_errors();
+	slub_report("test event %d", 1);
+	CHECK_EQ(slub_errors(), e + 1);
+	slub_report_cont("  detail line %s", "x");
+	CHECK_EQ(slub_errors(), e + 1);
+	slub_report("test event %d\n", 2);
+	CHECK_EQ(slub_errors(), e + 2);
+	char m[SLUB_REPORT_LINE];
+	slub_report_last(m, sizeof(m));
+	CHECK(!strcmp(m, "slub: test event 2\n"));
+}
+
+static void keeps_errno_and_cuts_long_lines(void)
+{
+	char big[2000];
+	memset(big, 'y', sizeof(big) - 1);
+	big[sizeof(big) - 1] = 0;
+	errno = 1234;
+	slub_report("%s", big);
+	CHECK_EQ(errno, 1234);
+	char m[SLUB_REPORT_LINE];
+	slub_report_last(m, sizeof(m));
+	size_t n = strlen(m);
+	CHECK(n > 100 && n < SLUB_REPORT_LINE);
+	CHECK(m[n - 1] == '\n');
+}
+
+static const char *self_path;
+
+static void report_file_option(void)
+{
+	char path[] = "/tmp/slub-report-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	char opt[128];
+	snprintf(opt, sizeof(opt), "slub_report_file=%s", path);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 2);	/* nothing may reach stderr */
+		setenv("SLUB_OPTIONS", opt, 1);
+		execl(self_path, self_path, "--child", (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char buf[1024] = { 0 };
+	fd = open(path, O_RDONLY);
+	CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
+	close(fd);
+	unlink(path);
+	CHECK(strstr(buf, "slub: free_pages: invalid address 0x1000") != NULL);
+	CHECK(strstr(buf, "slub: child event\n  child detail\n") != NULL);
+}
+
+static int child(void)
+{
+	free_pages(0x1000, 0);	/* starts the allocator, reports once */
+	slub_report("child event");
+	slub_report_cont("  child detail");
+	return slub_errors() == 2 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--child"))
+		return child();
+	self_path = argv[0];
+	RUN(counts_events_not_details);
+	RUN(keeps_errno_and_cuts_long_lines);
+	RUN(report_file_option);
+	return check_done();
+}
