@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# install-deps.sh [build|test|ci|bench] - install the Debian packages a job
+# needs, only those missing.  Needs root (or sudo) when something is missing.
+set -euo pipefail
+
+profile=${1:-test}
+pkgs=(build-essential cmake pkg-config)
+case "$profile" in
+  build|test) ;;
+  ci)    pkgs+=(clang libclang-rt-14-dev valgrind) ;;
+  bench) pkgs+=(valgrind) ;;
+  *) echo "install-deps.sh: unknown profile '$profile' (build, test, ci, bench)" >&2; exit 2 ;;
+esac
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps.sh: installing ${missing[*]}" >&2
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "install-deps.sh: need root to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
