@@ -54,6 +54,7 @@ enum pageflags {
 	PG_isolated = 1u << 5,	/* free block off the lists, being decommitted */
 	PG_slab     = 1u << 6,	/* owned by the slab layer (later issues) */
 	PG_reserved = 1u << 7,	/* never allocatable (region header) */
+	PG_pcp      = 1u << 8,	/* free block on a per-CPU list */
 };
 
 /*
@@ -156,6 +157,22 @@ static inline struct mem_region *page_region(const struct page *page)
 static inline uintptr_t page_index(const struct page *page, const struct mem_region *r)
 {
 	return (uintptr_t)(page - (const struct page *)r);
+}
+
+/*
+ * Flags change outside the zone lock too (an owner freeing its block, a
+ * per-CPU list taking one), but never to or from PG_buddy: a buddy check
+ * under the zone lock may read a neighbour's flags while they change, so
+ * every access is a (relaxed) atomic one.
+ */
+static inline uint32_t page_flags(const struct page *page)
+{
+	return __atomic_load_n(&page->flags, __ATOMIC_RELAXED);
+}
+
+static inline void set_page_flags(struct page *page, uint32_t flags)
+{
+	__atomic_store_n(&page->flags, flags, __ATOMIC_RELAXED);
 }
 
 /*

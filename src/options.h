@@ -24,7 +24,11 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(decay_ms, "slub_decay_ms", OPT_INT, 1000, 0, 3600000,               \
 	  "free page blocks unused this long (ms) are given back to the OS")  \
 	X(decommit_order, "slub_decommit_order", OPT_INT, 4, 0, 10,          \
-	  "smallest free block (page order) the decay gives back")
+	  "smallest free block (page order) the decay gives back")            \
+	X(pcp_high, "slub_pcp_high", OPT_INT, 256, 0, 65536,                 \
+	  "most pages a CPU's page lists hold per zone (0: no per-CPU lists)") \
+	X(pcp_batch, "slub_pcp_batch", OPT_INT, 32, 1, 4096,                  \
+	  "pages moved at once between a CPU's page lists and its zone")
 
 enum slub_option_id {
 #define X(id, name, type, def, min, max, help) OPT_##id,

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "page_alloc.h"
+#include "pcp.h"
 
 #include <errno.h>
 #include <string.h>
@@ -70,6 +71,8 @@ static struct zone *gfp_zone(int nid, gfp_t gfp)
 	return &page_alloc_nodes[nid].node_zones[zt];
 }
 
+static void zone_maybe_decay(struct zone *z, uint64_t now);
+
 /* ---- free lists --------------------------------------------------------- */
 
 static void add_to_free_list(struct zone *z, struct page *page, unsigned int order,
@@ -80,11 +83,11 @@ static void add_to_free_list(struct zone *z, struct page *page, unsigned int ord
 
 	page->order = (uint8_t)order;
 	if (zero) {
-		page->flags = PG_buddy | PG_zero;
+		set_page_flags(page, PG_buddy | PG_zero);
 		page->free_stamp = 0;
 		list_add(&page->lru, &area->clean);
 	} else {
-		page->flags = PG_buddy;
+		set_page_flags(page, PG_buddy);
 		page->free_stamp = stamp << 1;
 		list_add(&page->lru, &area->dirty);
 		z->dirty_pages += nr;
@@ -100,14 +103,14 @@ static void del_from_free_list(struct zone *z, struct page *page, unsigned int o
 	unsigned long nr = 1UL << order;
 
 	list_del(&page->lru);
-	if (!(page->flags & PG_zero)) {
+	if (!(page_flags(page) & PG_zero)) {
 		z->dirty_pages -= nr;
 		if (order >= decommit_order)
 			z->decayable_pages -= nr;
 	}
 	z->free_area[order].nr_free--;
 	z->free_pages -= nr;
-	page->flags = 0;
+	set_page_flags(page, 0);
 	page->order = 0;
 	page->free_stamp = 0;
 }
@@ -125,9 +128,9 @@ static void free_one_page(struct zone *z, struct page *page, unsigned int order,
 		if (buddy_idx < first || buddy_idx >= end)
 			break;
 		struct page *buddy = (struct page *)r + buddy_idx;
-		if (!(buddy->flags & PG_buddy) || buddy->order != order)
+		if (!(page_flags(buddy) & PG_buddy) || buddy->order != order)
 			break;
-		zero = zero && (buddy->flags & PG_zero);
+		zero = zero && (page_flags(buddy) & PG_zero);
 		del_from_free_list(z, buddy, order);
 		idx &= buddy_idx;
 		order++;
@@ -148,7 +151,7 @@ static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, 
 		else
 			l = list_empty(&area->dirty) ? &area->clean : &area->dirty;
 		struct page *page = list_first_entry(l, struct page, lru);
-		bool clean = page->flags & PG_zero;
+		bool clean = page_flags(page) & PG_zero;
 		uint64_t stamp = page->free_stamp >> 1;
 		del_from_free_list(z, page, o);
 		/* Split: the upper halves go back, each in the state of the whole. */
@@ -194,16 +197,32 @@ static bool zone_grow(struct zone *z)
 	return true;
 }
 
+struct page *zone_take_locked(struct zone *z, unsigned int order, bool want_zero, bool *zero)
+{
+	struct page *page = rmqueue(z, order, want_zero, zero);
+	if (unlikely(!page) && zone_grow(z))
+		page = rmqueue(z, order, want_zero, zero);
+	return page;
+}
+
+void zone_give_locked(struct zone *z, struct page *page, unsigned int order, bool zero,
+		      uint64_t now)
+{
+	if (page)
+		free_one_page(z, page, order, zero, now);
+	zone_maybe_decay(z, now);
+}
+
 static void prep_new_page(struct zone *z, struct page *page, unsigned int order)
 {
-	page->flags = PG_head;
+	set_page_flags(page, PG_head);
 	page->order = (uint8_t)order;
 	page->zone = (uint8_t)z->type;
 	page->node = (uint16_t)z->node;
 	page->compound_head = 0;
 	for (unsigned long i = 1; i < 1UL << order; i++) {
-		page[i].flags = PG_tail;
-		page[i].compound_head = (uintptr_t)page | 1;
+		set_page_flags(&page[i], PG_tail);
+		__atomic_store_n(&page[i].compound_head, (uintptr_t)page | 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -305,7 +324,7 @@ static unsigned long decommit_isolated(struct zone *z, struct list_head *list)
 		size_t bytes = PAGE_SIZE << page->order;
 		/* A failed madvise leaves the block dirty; it stays correct. */
 		if (os_decommit(memmap_page_address(page), bytes) == 0) {
-			page->flags |= PG_zero;
+			set_page_flags(page, page_flags(page) | PG_zero);
 			pages += 1UL << page->order;
 		}
 	}
@@ -314,9 +333,9 @@ static unsigned long decommit_isolated(struct zone *z, struct list_head *list)
 	while (!list_empty(list)) {
 		struct page *page = list_first_entry(list, struct page, lru);
 		unsigned int order = page->order;
-		bool zero = page->flags & PG_zero;
+		bool zero = page_flags(page) & PG_zero;
 		list_del(&page->lru);
-		page->flags = 0;
+		set_page_flags(page, 0);
 		free_one_page(z, page, order, zero, now);
 	}
 	return pages;
@@ -326,7 +345,7 @@ static void isolate(struct zone *z, struct page *page, unsigned int order,
 		    struct list_head *list)
 {
 	del_from_free_list(z, page, order);
-	page->flags = PG_isolated;
+	set_page_flags(page, PG_isolated);
 	page->order = (uint8_t)order;
 	list_add_tail(&page->lru, list);
 }
@@ -400,6 +419,7 @@ unsigned long slub_reclaim(void)
 {
 	unsigned long pages = 0;
 	slub_ensure_init();
+	page_alloc_drain_pcp();
 	for (int nid = 0; nid < MAX_NUMNODES; nid++)
 		for (int zt = 0; zt < MAX_NR_ZONES; zt++) {
 			struct zone *z = &page_alloc_nodes[nid].node_zones[zt];
@@ -433,13 +453,14 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 		return alloc_large(z, gfp, order);
 	}
 
-	pthread_mutex_lock(&z->lock);
-	page = rmqueue(z, order, gfp & __GFP_ZERO, &zero);
-	if (unlikely(!page) && zone_grow(z))
-		page = rmqueue(z, order, gfp & __GFP_ZERO, &zero);
+	page = pcp_alloc(z, order, gfp & __GFP_ZERO, &zero);
+	if (!page) {
+		pthread_mutex_lock(&z->lock);
+		page = zone_take_locked(z, order, gfp & __GFP_ZERO, &zero);
+		pthread_mutex_unlock(&z->lock);
+	}
 	if (likely(page))
 		prep_new_page(z, page, order);
-	pthread_mutex_unlock(&z->lock);
 
 	if (unlikely(!page))
 		return alloc_failed(gfp, order, z->type == ZONE_DMA32 && z->exhausted ?
@@ -475,12 +496,14 @@ static void free_pages_checked(struct page *page, unsigned int order, const char
 		free_large(page, order, caller);
 		return;
 	}
-	struct zone *z = page_zone(page);
-	pthread_mutex_lock(&z->lock);
-	uint32_t flags = page->flags;
+	/*
+	 * PG_head -> 0 by compare-and-swap: of two racing frees of one block
+	 * exactly one proceeds, and no lock is needed to judge the input.
+	 */
+	uint32_t flags = __atomic_load_n(&page->flags, __ATOMIC_ACQUIRE);
 	const char *why = NULL;
 	char buf[96];
-	if (flags & (PG_buddy | PG_isolated)) {
+	if (flags & (PG_buddy | PG_isolated | PG_pcp)) {
 		why = "double free (the block is already free)";
 	} else if (flags & PG_tail) {
 		struct page *head = compound_head(page);
@@ -494,20 +517,23 @@ static void free_pages_checked(struct page *page, unsigned int order, const char
 	} else if (page->order != order) {
 		snprintf(buf, sizeof(buf), "the block has order %u", page->order);
 		why = buf;
+	} else if (!__atomic_compare_exchange_n(&page->flags, &flags, 0, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		why = "double free (freed twice at once)";
 	}
 	if (why) {
-		pthread_mutex_unlock(&z->lock);
 		bad_page(caller, addr, order, why);
 		return;
 	}
 	for (unsigned long i = 1; i < 1UL << order; i++) {
-		page[i].flags = 0;
-		page[i].compound_head = 0;
+		set_page_flags(&page[i], 0);
+		__atomic_store_n(&page[i].compound_head, 0, __ATOMIC_RELAXED);
 	}
-	page->flags = 0;
-	uint64_t now = os_now_ms();
-	free_one_page(z, page, order, false, now);
-	zone_maybe_decay(z, now);
+	struct zone *z = page_zone(page);
+	if (pcp_free(z, page, order))
+		return;
+	pthread_mutex_lock(&z->lock);
+	zone_give_locked(z, page, order, false, os_now_ms());
 	pthread_mutex_unlock(&z->lock);
 }
 

@@ -13,7 +13,11 @@
  * runs on the allocator's own calls (no thread), outside the zone lock for
  * the system calls.  slub_reclaim() decommits every dirty block at once.
  *
- * Lock order: zone->lock, then region_lock (memmap.c) when a zone grows.
+ * Orders 0..PCP_MAX_ORDER pass through per-CPU lists first (pcp.h).
+ *
+ * Lock order: pcp->lock, then zone->lock, then region_lock (memmap.c, when
+ * a zone grows).  pcp locks are only ever tried, never waited for, on the
+ * allocation paths.
  */
 #ifndef SLUB_PAGE_ALLOC_H
 #define SLUB_PAGE_ALLOC_H
@@ -66,12 +70,27 @@ extern __hidden struct page_alloc_stats page_alloc_stats;
 /* Largest order served at all (from direct mappings above MAX_PAGE_ORDER). */
 #define MAX_LARGE_ORDER 34
 
+/*
+ * Inside the page allocator (page_alloc.c, pcp.c): take a block from the
+ * buddy lists, growing the zone if needed, or give one back (merging, then
+ * the decay if due; @page NULL: only the decay).  Zone lock held.  *zero:
+ * the block is known zero.
+ */
+__hidden struct page *zone_take_locked(struct zone *z, unsigned int order, bool want_zero,
+				       bool *zero);
+__hidden void zone_give_locked(struct zone *z, struct page *page, unsigned int order,
+			       bool zero, uint64_t now);
+
+/* Return every per-CPU list's pages to the buddy lists. */
+__hidden void page_alloc_drain_pcp(void);
+
 /* Set up the zones; called once by slub_init_slow(). */
 __hidden void page_alloc_init(void);
 
 /*
  * Walk every free list and every descriptor of every zone; report each
- * inconsistency and return their number (0: consistent).
+ * inconsistency and return their number (0: consistent).  Call it with no
+ * free in flight: a block being freed is briefly in no state it checks.
  */
 __hidden unsigned long page_alloc_validate(void);
 

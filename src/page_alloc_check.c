@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "init.h"
+#include "pcp.h"
 #include "report.h"
 
 static unsigned long check_free_list(struct zone *z, unsigned int order,
@@ -33,11 +34,11 @@ static unsigned long check_free_list(struct zone *z, unsigned int order,
 			errors++;
 			continue;
 		}
-		if (!(page->flags & PG_buddy) || page->order != order ||
-		    !!(page->flags & PG_zero) != clean) {
+		if (!(page_flags(page) & PG_buddy) || page->order != order ||
+		    !!(page_flags(page) & PG_zero) != clean) {
 			slub_report("validate: %s free list %u (%s): page %p has flags %#x order %u",
 				    z->name, order, clean ? "clean" : "dirty", addr,
-				    page->flags, page->order);
+				    page_flags(page), page->order);
 			errors++;
 		}
 		if (idx & ((1UL << order) - 1)) {
@@ -57,7 +58,8 @@ static unsigned long check_free_list(struct zone *z, unsigned int order,
 /* Walk the descriptors of one section, block by block. */
 static unsigned long check_section(struct zone *z, struct mem_region *r,
 				   unsigned long *free_pages, unsigned long *used_pages,
-				   unsigned long *isolated_pages, unsigned long nr_blocks[])
+				   unsigned long *isolated_pages, unsigned long *pcp_pages,
+				   unsigned long nr_blocks[])
 {
 	unsigned long errors = 0;
 	uintptr_t idx = r->first_page, end = r->first_page + r->nr_pages;
@@ -69,7 +71,7 @@ static unsigned long check_section(struct zone *z, struct mem_region *r,
 		unsigned int order = page->order;
 		unsigned long nr = 1UL << order;
 
-		if (!(flags & (PG_buddy | PG_isolated | PG_head)) || order > MAX_PAGE_ORDER ||
+		if (!(flags & (PG_buddy | PG_isolated | PG_pcp | PG_head)) || order > MAX_PAGE_ORDER ||
 		    (idx & (nr - 1)) || idx + nr > end) {
 			slub_report("validate: %s: page %p is in no block (flags %#x order %u)",
 				    z->name, addr, flags, order);
@@ -84,25 +86,27 @@ static unsigned long check_section(struct zone *z, struct mem_region *r,
 			uintptr_t bidx = idx ^ nr;
 			struct page *buddy = (struct page *)r + bidx;
 			if (order < MAX_PAGE_ORDER && bidx >= r->first_page && bidx < end &&
-			    (buddy->flags & PG_buddy) && buddy->order == order) {
+			    (page_flags(buddy) & PG_buddy) && buddy->order == order) {
 				slub_report("validate: %s: free buddies %p and %p of order %u did not merge",
 					    z->name, addr, memmap_page_address(buddy), order);
 				errors++;
 			}
 		} else if (flags & PG_isolated) {
 			*isolated_pages += nr;
+		} else if (flags & PG_pcp) {
+			*pcp_pages += nr;
 		} else {
 			*used_pages += nr;
 		}
 		for (unsigned long i = 1; i < nr; i++) {
 			struct page *tail = page + i;
 			bool ok = flags & PG_head ?
-				tail->flags == PG_tail && tail->compound_head == ((uintptr_t)page | 1) :
-				tail->flags == 0 && tail->compound_head == 0;
+				page_flags(tail) == PG_tail && tail->compound_head == ((uintptr_t)page | 1) :
+				page_flags(tail) == 0 && tail->compound_head == 0;
 			if (!ok) {
 				slub_report("validate: %s: tail %p of block %p (order %u) has flags %#x head %#lx",
 					    z->name, memmap_page_address(tail), addr, order,
-					    tail->flags, (unsigned long)tail->compound_head);
+					    page_flags(tail), (unsigned long)tail->compound_head);
 				errors++;
 			}
 		}
@@ -111,10 +115,12 @@ static unsigned long check_section(struct zone *z, struct mem_region *r,
 	return errors;
 }
 
-static unsigned long validate_zone(struct zone *z)
+/* Zone lock and all of its pcp locks held. */
+static unsigned long validate_zone(struct zone *z, unsigned long pcp_listed)
 {
 	unsigned long errors = 0, dirty = 0, listed_free = 0;
 	unsigned long free_pages = 0, used_pages = 0, isolated_pages = 0, managed = 0;
+	unsigned long pcp_pages = 0;
 	unsigned long nr_blocks[MAX_PAGE_ORDER + 1] = { 0 };
 
 	for (unsigned int o = 0; o <= MAX_PAGE_ORDER; o++) {
@@ -132,7 +138,7 @@ static unsigned long validate_zone(struct zone *z)
 	for (struct mem_region *r = z->sections; r; r = r->next) {
 		managed += r->nr_pages;
 		errors += check_section(z, r, &free_pages, &used_pages, &isolated_pages,
-					nr_blocks);
+					&pcp_pages, nr_blocks);
 	}
 	for (unsigned int o = 0; o <= MAX_PAGE_ORDER; o++)
 		if (nr_blocks[o] != z->free_area[o].nr_free) {
@@ -142,12 +148,12 @@ static unsigned long validate_zone(struct zone *z)
 		}
 	if (free_pages != z->free_pages || listed_free != z->free_pages ||
 	    dirty != z->dirty_pages || isolated_pages != z->isolated_pages ||
-	    managed != z->managed_pages ||
-	    free_pages + used_pages + isolated_pages != managed) {
-		slub_report("validate: %s: counters free %lu/%lu/%lu dirty %lu/%lu isolated %lu/%lu used %lu managed %lu/%lu",
+	    managed != z->managed_pages || pcp_pages != pcp_listed ||
+	    free_pages + used_pages + isolated_pages + pcp_pages != managed) {
+		slub_report("validate: %s: counters free %lu/%lu/%lu dirty %lu/%lu isolated %lu/%lu pcp %lu/%lu used %lu managed %lu/%lu",
 			    z->name, free_pages, listed_free, z->free_pages, dirty,
-			    z->dirty_pages, isolated_pages, z->isolated_pages, used_pages,
-			    managed, z->managed_pages);
+			    z->dirty_pages, isolated_pages, z->isolated_pages, pcp_pages,
+			    pcp_listed, used_pages, managed, z->managed_pages);
 		errors++;
 	}
 	return errors;
@@ -160,9 +166,12 @@ unsigned long page_alloc_validate(void)
 	for (int nid = 0; nid < MAX_NUMNODES; nid++)
 		for (int zt = 0; zt < MAX_NR_ZONES; zt++) {
 			struct zone *z = &page_alloc_nodes[nid].node_zones[zt];
+			/* Lock order: pcp lists, then the zone. */
+			unsigned long pcp_listed = pcp_lock_all(z);
 			pthread_mutex_lock(&z->lock);
-			errors += validate_zone(z);
+			errors += validate_zone(z, pcp_listed);
 			pthread_mutex_unlock(&z->lock);
+			pcp_unlock_all(z);
 		}
 	return errors;
 }

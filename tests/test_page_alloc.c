@@ -64,6 +64,7 @@ static void every_order_allocates_aligned_distinct(void)
 
 static void coalescing_restores_max_order(void)
 {
+	page_alloc_drain_pcp();
 	unsigned long before = free_blocks(ZONE_NORMAL, MAX_PAGE_ORDER);
 	unsigned long n = MAX_ORDER_NR_PAGES * 2 + 5;	/* spans three 4 MiB blocks */
 	unsigned long *pages = calloc(n, sizeof(*pages));
@@ -79,6 +80,7 @@ static void coalescing_restores_max_order(void)
 		free_page(pages[i]);
 	for (unsigned long i = 1; i < n; i += 2)
 		free_page(pages[i]);
+	page_alloc_drain_pcp();		/* per-CPU lists hold back some pages */
 	CHECK_EQ(free_blocks(ZONE_NORMAL, MAX_PAGE_ORDER), before);
 	for (int o = 0; o < 8; o++)
 		CHECK_EQ(free_blocks(ZONE_NORMAL, o), 0);
@@ -135,6 +137,7 @@ static void dma32_is_below_4g(void)
 	for (int o = 0; o <= MAX_PAGE_ORDER + 2; o++)
 		free_pages(a[o], (unsigned int)o);
 	free_page(normal);
+	page_alloc_drain_pcp();
 	CHECK(free_blocks(ZONE_DMA32, MAX_PAGE_ORDER) > 0);
 	CHECK_EQ(page_alloc_validate(), 0);
 }
@@ -198,6 +201,7 @@ static void bad_frees_are_reported_and_ignored(void)
 	int on_stack;
 	static int in_data;
 	char *heap = malloc(64);
+	page_alloc_drain_pcp();
 	unsigned long free_before = free_blocks(ZONE_NORMAL, MAX_PAGE_ORDER);
 
 	unsigned long e = slub_errors();
@@ -234,6 +238,7 @@ static void bad_frees_are_reported_and_ignored(void)
 	unsigned long c = __get_free_page(GFP_KERNEL);
 	free_page(b);
 	free_page(c);
+	page_alloc_drain_pcp();		/* into the buddy lists, where they merge */
 	CHECK_EQ(slub_errors(), e + 15);
 	unsigned long merged = (b ^ PAGE_SIZE) == c ? (b > c ? b : c) : 0;
 	if (merged)
@@ -248,6 +253,7 @@ static void bad_frees_are_reported_and_ignored(void)
 	__free_pages(big, MAX_PAGE_ORDER + 1);
 	EXPECT_REPORT(free_pages((unsigned long)ba, MAX_PAGE_ORDER + 1), "invalid address");
 
+	page_alloc_drain_pcp();
 	CHECK_EQ(free_blocks(ZONE_NORMAL, MAX_PAGE_ORDER), free_before);
 	free(heap);
 }

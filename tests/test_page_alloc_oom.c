@@ -113,6 +113,7 @@ static void failure_when_a_zone_must_grow(void)
 	free_pages(more, MAX_PAGE_ORDER);
 	while (n--)
 		free_pages(got[n], MAX_PAGE_ORDER);
+	page_alloc_drain_pcp();
 	CHECK_EQ(z->free_pages, z->managed_pages);
 	CHECK_EQ(page_alloc_validate(), 0);
 }

@@ -143,6 +143,8 @@ int main(void)
 
 	CHECK_EQ(errors, 0);
 	CHECK_EQ(slub_errors(), 0);
+	CHECK_EQ(page_alloc_validate(), 0);	/* with pages still on per-CPU lists */
+	page_alloc_drain_pcp();
 	CHECK_EQ(page_alloc_validate(), 0);
 	for (int zt = 0; zt < MAX_NR_ZONES; zt++) {
 		struct zone *z = &page_alloc_nodes[0].node_zones[zt];

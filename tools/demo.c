@@ -50,7 +50,8 @@ int main(void)
 	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
 		free_pages(blocks[o][1], (unsigned int)o);
 	free_pages(dma32, 2);
-	show("after freeing everything: buddies coalesced back into 4 MiB blocks");
+	show("after freeing everything: coalesced, but for blocks of order 0-3 that wait on\n"
+	     "   per-CPU page lists (the kernel's pcp) for the next allocation on this CPU");
 
 	unsigned long page = get_zeroed_page(GFP_KERNEL);
 	printf("\nget_zeroed_page -> %#lx; virt_to_page/page_address round trip: %s\n", page,
@@ -61,6 +62,7 @@ int main(void)
 	unsigned long reclaimed = slub_reclaim();
 	printf("slub_reclaim() gave %lu pages (%lu MiB) back to the OS\n", reclaimed,
 	       (reclaimed * PAGE_SIZE) >> 20);
+	show("after slub_reclaim(): per-CPU lists drained, every section whole again");
 	printf("errors reported: %lu\n", slub_errors());
 	return slub_errors() ? 1 : 0;
 }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# test_install.sh BUILD_DIR SOURCE_DIR C_COMPILER - install into a scratch
+# prefix and use the result as an outside project would: pkg-config,
+# find_package(slub), the static library, and the exported symbol list.
+set -euo pipefail
+build=$1 src=$2 cc=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+fail() { echo "test_install: $*" >&2; exit 1; }
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+for f in include/slub.h lib/libslub.so lib/libslub.a lib/pkgconfig/slub.pc \
+         lib/cmake/slub/slubConfig.cmake; do
+  [ -e "$prefix/$f" ] || fail "missing $f"
+done
+
+# Only the public API is exported: exactly the SLUB_API names of slub.h.
+exported=$(nm -D --defined-only "$prefix/lib/libslub.so" | awk '{print $3}' | sort)
+declared=$(grep -E '^SLUB_API' "$src/include/slub.h" | sed -E 's/.*[ *]([A-Za-z_0-9]+)\(.*/\1/' | sort)
+[ "$exported" = "$declared" ] || fail "exported symbols differ from slub.h:
+$(diff <(echo "$declared") <(echo "$exported") || true)"
+
+# pkg-config, shared and static.
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+"$cc" -o "$work/c_shared" "$src/tests/install/consumer/consumer.c" $(pkg-config --cflags --libs slub)
+LD_LIBRARY_PATH=$prefix/lib "$work/c_shared" || fail "pkg-config shared consumer failed"
+"$cc" -o "$work/c_static" "$src/tests/install/consumer/consumer.c" $(pkg-config --cflags slub) \
+  "$prefix/lib/libslub.a" $(pkg-config --libs-only-other --static slub)
+"$work/c_static" || fail "static consumer failed"
+
+# find_package(slub) -> slub::slub and slub::slub_static.
+cmake -S "$src/tests/install/consumer" -B "$work/cm" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_COMPILER="$cc" >/dev/null
+cmake --build "$work/cm" >/dev/null
+LD_LIBRARY_PATH=$prefix/lib "$work/cm/consumer" || fail "find_package consumer failed"
+"$work/cm/consumer_static" || fail "find_package static consumer failed"
+echo "test_install: ok (headers, libs, pkg-config, CMake package, $(wc -w <<<"$exported") exported symbols)"
