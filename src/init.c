@@ -15,10 +15,36 @@
 int slub_started;
 int slub_unusable;
 
-void slub_init_slow(void)
+/*
+ * fork(): the options lock first (start-up holds it outermost), then the
+ * page allocator's locks in their order.  The child makes them all new:
+ * a lock held by another thread at fork time would never be released.
+ */
+static void fork_prepare(void)
 {
 	pthread_mutex_lock(&options_lock);
+	page_alloc_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+	page_alloc_fork_parent();
+	pthread_mutex_unlock(&options_lock);
+}
+
+static void fork_child(void)
+{
+	page_alloc_fork_child();
+	pthread_mutex_init(&options_lock, NULL);
+}
+
+void slub_init_slow(void)
+{
+	bool first = false;
+
+	pthread_mutex_lock(&options_lock);
 	if (!__atomic_load_n(&slub_started, __ATOMIC_RELAXED)) {
+		first = true;
 		/* secure_getenv: a setuid program must not take file names from us. */
 		const char *env = secure_getenv("SLUB_OPTIONS");
 		if (env)
@@ -35,4 +61,7 @@ void slub_init_slow(void)
 		__atomic_store_n(&slub_started, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&options_lock);
+	/* Outside the lock: registering may allocate (through us, later). */
+	if (first)
+		pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

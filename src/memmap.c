@@ -16,66 +16,128 @@ uint32_t memmap_section_table[NR_SECTION_SLOTS];
 /* Serialises table updates and the DMA32 placement cursor. */
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
 
+void memmap_lock(void)
+{
+	pthread_mutex_lock(&region_lock);
+}
+
+void memmap_unlock(void)
+{
+	pthread_mutex_unlock(&region_lock);
+}
+
+void memmap_reinit_lock(void)
+{
+	pthread_mutex_init(&region_lock, NULL);
+}
+
 /*
  * DMA32 regions: "below 4 GiB" is a virtual-address promise here.  Search
  * down from 4 GiB so we stay clear of a non-PIE program's brk heap, which
- * grows up from just above its image; never go below 1 GiB.
+ * grows up from just above its image; never go below 1 GiB.  The cursor
+ * remembers where the last search ended; when it reaches the floor the
+ * search starts once more from the top, where freed large regions left
+ * holes (MAP_FIXED_NOREPLACE skips whatever is still mapped).
  */
 #define DMA32_TOP   (1UL << 32)
 #define DMA32_FLOOR (1UL << 30)
 static uintptr_t dma32_cursor = DMA32_TOP;
 
-static void *reserve_below_4g(size_t size)
+static void *reserve_below_4g(size_t size, size_t align)
 {
-	while (dma32_cursor >= DMA32_FLOOR + size) {
-		uintptr_t at = ALIGN_DOWN(dma32_cursor - size, SECTION_SIZE);
-		void *p = os_reserve_at(at, size);
-		if (p) {
-			dma32_cursor = at;
-			return p;
+	if (size > DMA32_TOP - DMA32_FLOOR) {
+		errno = EEXIST;
+		return NULL;
+	}
+	uintptr_t start = dma32_cursor;
+	for (int pass = 0; pass < 2; pass++) {
+		uintptr_t cursor = pass ? DMA32_TOP : start;
+		while (cursor >= DMA32_FLOOR + size) {
+			uintptr_t at = ALIGN_DOWN(cursor - size, align);
+			if (at < DMA32_FLOOR)
+				break;
+			void *p = os_reserve_at(at, size);
+			if (p) {
+				dma32_cursor = at;
+				return p;
+			}
+			if (errno != EEXIST)
+				return NULL;	/* the OS refused: no point in going on */
+			cursor = at;		/* taken: look further down */
+			if (pass && cursor <= start)
+				break;
 		}
-		if (errno != EEXIST)
-			return NULL;	/* the OS refused: try the same place next time */
-		dma32_cursor = at;	/* taken by someone else: move down */
 	}
 	errno = EEXIST;
 	return NULL;
 }
 
-static uint32_t slots_for(uint64_t nr_pages)
+/*
+ * Geometry of a large region: the mem_map must cover every slot the region
+ * spans, and the data starts at the first @align boundary after it.
+ */
+static void large_geometry(uint64_t nr_pages, size_t align, uint32_t *nr_slots,
+			   uint64_t *first_page)
 {
-	uint64_t per_slot = PAGES_PER_SECTION - MEMMAP_PAGES_PER_SLOT;
-	return (uint32_t)((nr_pages + per_slot - 1) / per_slot);
+	uint64_t slots = 1, data = nr_pages << PAGE_SHIFT;
+	for (;;) {
+		uint64_t off = ALIGN_UP(slots * MEMMAP_PAGES_PER_SLOT * PAGE_SIZE, align);
+		uint64_t need = (off + data + SECTION_SIZE - 1) >> SECTION_SHIFT;
+		if (need <= slots) {
+			*nr_slots = (uint32_t)slots;
+			*first_page = off >> PAGE_SHIFT;
+			return;
+		}
+		slots = need;
+	}
 }
 
 struct mem_region *memmap_add_region(uint64_t nr_pages, enum region_kind kind,
-				     int zone, bool below_4g)
+				     int zone, bool below_4g, size_t data_align)
 {
-	uint32_t nr_slots = kind == REGION_SECTION ? 1 : slots_for(nr_pages);
-	uint64_t first_page = (uint64_t)nr_slots * MEMMAP_PAGES_PER_SLOT;
-	if (kind == REGION_SECTION)
+	uint32_t nr_slots = 1;
+	uint64_t first_page = MEMMAP_PAGES_PER_SLOT;
+	size_t align = SECTION_SIZE;
+
+	if (kind == REGION_SECTION) {
 		nr_pages = PAGES_PER_SECTION - first_page;
+	} else {
+		if (nr_pages == 0 || nr_pages > (1UL << (ADDR_BITS - 2 - PAGE_SHIFT))) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (data_align < PAGE_SIZE)
+			data_align = PAGE_SIZE;
+		large_geometry(nr_pages, data_align, &nr_slots, &first_page);
+		if (data_align > align)
+			align = data_align;
+	}
 	size_t size = (size_t)nr_slots << SECTION_SHIFT;
-	size_t used = (size_t)(first_page + nr_pages) << PAGE_SHIFT;
+	size_t map_bytes = (size_t)nr_slots * MEMMAP_PAGES_PER_SLOT * PAGE_SIZE;
+	size_t data_off = (size_t)first_page << PAGE_SHIFT;
+	size_t data_bytes = (size_t)nr_pages << PAGE_SHIFT;
 	char *base;
 
-	if (nr_pages == 0 || nr_slots == 0 || nr_slots > NR_SECTION_SLOTS / 2) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	pthread_mutex_lock(&region_lock);
-	base = below_4g ? reserve_below_4g(size) : os_reserve(size, SECTION_SIZE);
+	memmap_lock();
+	base = below_4g ? reserve_below_4g(size, align) : os_reserve(size, align);
 	if (!base)
 		goto fail;
 	if ((uintptr_t)base + size > (1UL << ADDR_BITS)) {
 		/* 5-level page tables can hand out addresses we cannot index. */
 		os_release(base, size);
+		errno = ENOMEM;
 		goto fail;
 	}
-	/* Commit in one call: one VMA, no splitting per allocation. */
-	if (os_commit(base, used)) {
-		os_release(base, size);
-		goto fail;
+	/*
+	 * Commit the mem_map and the data, each in one call (a section: one
+	 * call for both, one VMA, never split per allocation).  The rest of a
+	 * large region stays reserved so nothing else lands in its slots.
+	 */
+	if (data_off == map_bytes) {
+		if (os_commit(base, map_bytes + data_bytes))
+			goto fail_release;
+	} else if (os_commit(base, map_bytes) || os_commit(base + data_off, data_bytes)) {
+		goto fail_release;
 	}
 	struct mem_region *r = (struct mem_region *)base;
 	r->flags = PG_reserved;
@@ -88,30 +150,32 @@ struct mem_region *memmap_add_region(uint64_t nr_pages, enum region_kind kind,
 	r->next = NULL;
 	r->reserved_bytes = size;
 	uint32_t tag = (uint32_t)((uintptr_t)base >> SECTION_SHIFT);
+	uint32_t entry = tag | (kind == REGION_LARGE ? SLOT_LARGE : 0);
 	for (uint32_t i = 0; i < nr_slots; i++)
-		__atomic_store_n(&memmap_section_table[tag + i], tag, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&region_lock);
+		__atomic_store_n(&memmap_section_table[tag + i], entry, __ATOMIC_RELEASE);
+	memmap_unlock();
 	return r;
+fail_release:
+	os_release(base, size);
+	errno = ENOMEM;
 fail:
-	pthread_mutex_unlock(&region_lock);
+	memmap_unlock();
 	if (errno != EEXIST)
 		errno = ENOMEM;
 	return NULL;
 }
 
-void memmap_remove_region(struct mem_region *r)
+void memmap_unregister_region(struct mem_region *r)
 {
-	uintptr_t base = (uintptr_t)r;
-	uint32_t tag = (uint32_t)(base >> SECTION_SHIFT);
-	uint32_t nr_slots = r->nr_slots;
-	size_t size = r->reserved_bytes;
-
-	pthread_mutex_lock(&region_lock);
-	for (uint32_t i = 0; i < nr_slots; i++)
+	uint32_t tag = (uint32_t)((uintptr_t)r >> SECTION_SHIFT);
+	for (uint32_t i = 0; i < r->nr_slots; i++)
 		__atomic_store_n(&memmap_section_table[tag + i], 0, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&region_lock);
-	if (os_release(r, size))
-		slub_report("memmap: munmap of region %#lx (%zu bytes) failed", base, size);
+}
+
+void memmap_release_region(void *base, size_t bytes)
+{
+	if (os_release(base, bytes))
+		slub_report("memmap: munmap of region %p (%zu bytes) failed", base, bytes);
 }
 
 bool memmap_page_valid(const struct page *page)

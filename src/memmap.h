@@ -40,9 +40,18 @@
 #define SECTION_SHIFT 26
 #define SECTION_SIZE (1UL << SECTION_SHIFT)
 #define PAGES_PER_SECTION (SECTION_SIZE >> PAGE_SHIFT)
-/* User space on x86-64 and arm64 (4-level tables) is below 2^47. */
+/*
+ * User addresses we can index: below 2^47 on x86-64 with 4-level tables,
+ * below 2^48 on arm64 (48-bit VA).  mmap only goes higher when asked to.
+ */
+#if defined(__aarch64__)
+#define ADDR_BITS 48
+#else
 #define ADDR_BITS 47
+#endif
 #define NR_SECTION_SLOTS (1UL << (ADDR_BITS - SECTION_SHIFT))
+/* Table entry bit: the slot belongs to a large region (unmapped on free). */
+#define SLOT_LARGE (1u << 31)
 
 /* Page flags (struct page.flags). */
 enum pageflags {
@@ -119,15 +128,31 @@ struct mem_region {
 static_assert(sizeof(struct mem_region) <= sizeof(struct page),
 	      "region header must fit in a descriptor");
 
-/* Region base >> SECTION_SHIFT for each slot, 0 if the slot is not ours. */
+/*
+ * Region base >> SECTION_SHIFT for each slot (| SLOT_LARGE for a large
+ * region), 0 if the slot is not ours.
+ */
 extern __hidden uint32_t memmap_section_table[NR_SECTION_SLOTS];
 
-static inline uintptr_t memmap_region_base(uintptr_t addr)
+static inline uint32_t memmap_slot(uintptr_t addr)
 {
 	if (unlikely(addr >> ADDR_BITS))
 		return 0;
-	return (uintptr_t)READ_ONCE(memmap_section_table[addr >> SECTION_SHIFT])
-	       << SECTION_SHIFT;
+	return READ_ONCE(memmap_section_table[addr >> SECTION_SHIFT]);
+}
+
+static inline uintptr_t memmap_region_base(uintptr_t addr)
+{
+	return (uintptr_t)(memmap_slot(addr) & ~SLOT_LARGE) << SECTION_SHIFT;
+}
+
+/*
+ * Does @addr lie in a large region?  Such a region can be unmapped by a
+ * racing free, so its header may only be read under memmap_lock().
+ */
+static inline bool memmap_in_large_region(const void *addr)
+{
+	return memmap_slot((uintptr_t)addr) & SLOT_LARGE;
 }
 
 /* The descriptor of the page holding @addr, or NULL if it is not ours. */
@@ -195,13 +220,25 @@ static inline struct page *compound_head(struct page *page)
 __hidden bool memmap_page_valid(const struct page *page);
 
 /*
- * Map a new region with room for @nr_pages data pages, all committed.
- * @below_4g places it under 4 GiB (DMA32).  Returns the header or NULL.
+ * Map a new region with room for @nr_pages data pages, all committed.  A
+ * SECTION region is one slot (@nr_pages ignored); a LARGE region's data
+ * start is aligned to @data_align bytes (a power of two).  @below_4g places
+ * it under 4 GiB (DMA32).  Returns the header, or NULL with errno ENOMEM
+ * (the OS refused) or EEXIST (no free address range below 4 GiB).
  */
 __hidden struct mem_region *memmap_add_region(uint64_t nr_pages, enum region_kind kind,
-					      int zone, bool below_4g);
-/* Unregister and unmap a large region. */
-__hidden void memmap_remove_region(struct mem_region *r);
+					      int zone, bool below_4g, size_t data_align);
+
+/* Serialise against region changes (lookups of large regions need it). */
+__hidden void memmap_lock(void);
+__hidden void memmap_unlock(void);
+__hidden void memmap_reinit_lock(void);	/* forked child */
+/*
+ * Unregister a large region (memmap_lock held): from now on no lookup finds
+ * it.  Then, with the lock dropped, memmap_release_region() unmaps it.
+ */
+__hidden void memmap_unregister_region(struct mem_region *r);
+__hidden void memmap_release_region(void *base, size_t bytes);
 
 /* First data page descriptor of a region. */
 static inline struct page *region_first_page(struct mem_region *r)

@@ -168,16 +168,20 @@ static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, 
 /* Add one section to @z; its pages arrive clean.  Zone lock held. */
 static bool zone_grow(struct zone *z)
 {
-	if (z->exhausted)
+	if (z->full_until_ms && os_now_ms() < z->full_until_ms)
 		return false;
 	struct mem_region *r = memmap_add_region(0, REGION_SECTION, z->type,
-						 z->type == ZONE_DMA32);
+						 z->type == ZONE_DMA32, 0);
 	if (!r) {
-		/* An address range used up stays used up; OS refusals may pass. */
-		if (z->type == ZONE_DMA32 && errno == EEXIST)
-			z->exhausted = true;
+		/*
+		 * No free range below 4 GiB: do not search again for a second,
+		 * or until a large DMA32 block gives its range back.
+		 */
+		if (errno == EEXIST)
+			z->full_until_ms = os_now_ms() + 1000;
 		return false;
 	}
+	z->full_until_ms = 0;
 	r->node = (uint16_t)z->node;
 	r->next = z->sections;
 	z->sections = r;
@@ -228,28 +232,10 @@ static void prep_new_page(struct zone *z, struct page *page, unsigned int order)
 
 /* ---- failure reports ------------------------------------------------------ */
 
-/* The kernel's rate limit for allocation warnings: 10 per 5 seconds. */
-static bool warn_ratelimit(void)
-{
-	static uint64_t window_start;
-	static unsigned int printed;
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	bool ok;
-	uint64_t now = os_now_ms();
-
-	pthread_mutex_lock(&lock);
-	if (now - window_start >= 5000) {
-		window_start = now;
-		printed = 0;
-	}
-	ok = printed++ < 10;
-	pthread_mutex_unlock(&lock);
-	return ok;
-}
-
 static struct page *alloc_failed(gfp_t gfp, unsigned int order, const char *why)
 {
-	if (!(gfp & __GFP_NOWARN) && warn_ratelimit())
+	static struct slub_ratelimit rs;
+	if (!(gfp & __GFP_NOWARN) && slub_ratelimit(&rs))
 		slub_report("alloc_pages: page allocation failure: order:%u, mode:%#x: %s",
 			    order, gfp, why);
 	errno = ENOMEM;
@@ -267,10 +253,13 @@ static void bad_page(const char *caller, const void *addr, unsigned int order,
 
 static struct page *alloc_large(struct zone *z, gfp_t gfp, unsigned int order)
 {
+	/* Naturally aligned, as every block of the kernel's allocator is. */
 	struct mem_region *r = memmap_add_region(1UL << order, REGION_LARGE, z->type,
-						 z->type == ZONE_DMA32);
+						 z->type == ZONE_DMA32, PAGE_SIZE << order);
 	if (!r)
-		return alloc_failed(gfp, order, "out of memory for a direct mapping");
+		return alloc_failed(gfp, order, errno == EEXIST ?
+				    "no address space left below 4 GiB" :
+				    "out of memory for a direct mapping");
 	r->node = (uint16_t)z->node;
 	struct page *page = region_first_page(r);
 	page->order = (uint8_t)order;
@@ -282,29 +271,73 @@ static struct page *alloc_large(struct zone *z, gfp_t gfp, unsigned int order)
 	return page;	/* a fresh mapping is zero: no memset for __GFP_ZERO */
 }
 
-static void free_large(struct page *page, unsigned int order, const char *caller)
+/*
+ * Free a block of a large region, given by descriptor (@page) or address.
+ * Everything is judged under memmap_lock: a racing free of the same block
+ * may unmap the region, and after that no lookup finds it any more.
+ */
+static void free_large(struct page *page, unsigned long addr, unsigned int order,
+		       const char *caller)
 {
-	void *addr = memmap_page_address(page);
-	struct mem_region *r = page_region(page);
+	const char *why = NULL;
+	char buf[64];
+	void *base = NULL;
+	size_t bytes = 0;
+	int zone = 0;
 
-	if (page != region_first_page(r)) {
-		bad_page(caller, addr, order, "inside a large allocation, not its head");
-		return;
+	memmap_lock();
+	if (!page) {
+		page = memmap_virt_to_page((void *)addr);
+		if (!page || !memmap_page_valid(page))
+			why = "invalid address";
+		else if (addr & ~PAGE_MASK)
+			why = "unaligned";
+	} else if (!memmap_page_valid(page)) {
+		why = "invalid page";
 	}
-	if (page->order != order) {
-		char why[64];
-		snprintf(why, sizeof(why), "block has order %u", page->order);
-		bad_page(caller, addr, order, why);
-		return;
+	if (!why) {
+		struct mem_region *r = page_region(page);
+		uint32_t flags = page_flags(page);
+		addr = (unsigned long)memmap_page_address(page);
+		if (page != region_first_page(r)) {
+			why = "inside a large block, not its head";
+		} else if (!(flags & PG_head)) {
+			why = "double free (the block is already free)";
+		} else if (page->order != order) {
+			snprintf(buf, sizeof(buf), "the block has order %u", page->order);
+			why = buf;
+		} else {
+			set_page_flags(page, 0);
+			zone = r->zone;
+			base = r;
+			bytes = r->reserved_bytes;
+			memmap_unregister_region(r);
+		}
 	}
-	/* Clear PG_head atomically: of two racing frees only one unmaps. */
-	if (!(__atomic_fetch_and(&page->flags, ~PG_head, __ATOMIC_ACQ_REL) & PG_head)) {
-		bad_page(caller, addr, order, "double free");
-		return;
+	memmap_unlock();
+
+	if (base) {
+		__atomic_sub_fetch(&page_alloc_stats.large_allocs, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&page_alloc_stats.large_pages, 1UL << order, __ATOMIC_RELAXED);
+		memmap_release_region(base, bytes);
+		if (zone == ZONE_DMA32) {
+			/* Address space below 4 GiB came free: growing may work again. */
+			struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_DMA32];
+			pthread_mutex_lock(&z->lock);
+			z->full_until_ms = 0;
+			pthread_mutex_unlock(&z->lock);
+		}
+	} else if (!strcmp(why, "invalid address")) {
+		slub_report("%s: invalid address %#lx (not from the page allocator); ignored",
+			    caller, addr);
+	} else if (!strcmp(why, "unaligned")) {
+		slub_report("%s: invalid address %#lx (not page aligned); ignored", caller, addr);
+	} else if (!strcmp(why, "invalid page")) {
+		slub_report("%s: invalid page %p (not a page descriptor of ours); ignored",
+			    caller, (void *)page);
+	} else {
+		bad_page(caller, (void *)addr, order, why);
 	}
-	__atomic_sub_fetch(&page_alloc_stats.large_allocs, 1, __ATOMIC_RELAXED);
-	__atomic_sub_fetch(&page_alloc_stats.large_pages, 1UL << order, __ATOMIC_RELAXED);
-	memmap_remove_region(r);
 }
 
 /* ---- decay ---------------------------------------------------------------- */
@@ -436,6 +469,39 @@ unsigned long slub_reclaim(void)
 	return pages;
 }
 
+/* ---- fork ------------------------------------------------------------------ */
+
+#define for_each_zone(z)                                                      \
+	for (struct zone *z = &page_alloc_nodes[0].node_zones[0];            \
+	     z < &page_alloc_nodes[MAX_NUMNODES - 1].node_zones[MAX_NR_ZONES]; z++)
+
+void page_alloc_fork_prepare(void)
+{
+	for_each_zone(z)
+		pcp_lock_all(z);
+	for_each_zone(z)
+		pthread_mutex_lock(&z->lock);
+	memmap_lock();
+}
+
+void page_alloc_fork_parent(void)
+{
+	memmap_unlock();
+	for_each_zone(z)
+		pthread_mutex_unlock(&z->lock);
+	for_each_zone(z)
+		pcp_unlock_all(z);
+}
+
+void page_alloc_fork_child(void)
+{
+	memmap_reinit_lock();
+	for_each_zone(z) {
+		pthread_mutex_init(&z->lock, NULL);
+		pcp_reinit_locks(z);
+	}
+}
+
 /* ---- the page API ----------------------------------------------------------- */
 
 struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
@@ -455,16 +521,22 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 
 	page = pcp_alloc(z, order, gfp & __GFP_ZERO, &zero);
 	if (!page) {
-		pthread_mutex_lock(&z->lock);
-		page = zone_take_locked(z, order, gfp & __GFP_ZERO, &zero);
-		pthread_mutex_unlock(&z->lock);
+		bool full = false;
+		for (int attempt = 0; !page && attempt < 2; attempt++) {
+			/* Second attempt: other CPUs' lists may hold what we need. */
+			if (attempt)
+				pcp_drain_zone(z);
+			pthread_mutex_lock(&z->lock);
+			page = zone_take_locked(z, order, gfp & __GFP_ZERO, &zero);
+			full = z->full_until_ms != 0;
+			pthread_mutex_unlock(&z->lock);
+		}
+		if (unlikely(!page))
+			return alloc_failed(gfp, order, full ? "no address space left below 4 GiB"
+							     : "out of memory");
 	}
-	if (likely(page))
-		prep_new_page(z, page, order);
+	prep_new_page(z, page, order);
 
-	if (unlikely(!page))
-		return alloc_failed(gfp, order, z->type == ZONE_DMA32 && z->exhausted ?
-				    "no address space left below 4 GiB" : "out of memory");
 	if ((gfp & __GFP_ZERO) && !zero)
 		memset(memmap_page_address(page), 0, PAGE_SIZE << order);
 	return page;
@@ -490,12 +562,6 @@ unsigned long get_zeroed_page(gfp_t gfp)
 static void free_pages_checked(struct page *page, unsigned int order, const char *caller)
 {
 	void *addr = memmap_page_address(page);
-	struct mem_region *r = page_region(page);
-
-	if (r->kind == REGION_LARGE) {
-		free_large(page, order, caller);
-		return;
-	}
 	/*
 	 * PG_head -> 0 by compare-and-swap: of two racing frees of one block
 	 * exactly one proceeds, and no lock is needed to judge the input.
@@ -540,6 +606,10 @@ static void free_pages_checked(struct page *page, unsigned int order, const char
 void __free_pages(struct page *page, unsigned int order)
 {
 	slub_ensure_init();	/* options say where reports go */
+	if (memmap_in_large_region(page)) {
+		free_large(page, 0, order, "__free_pages");
+		return;
+	}
 	if (!memmap_page_valid(page)) {
 		slub_report("__free_pages: invalid page %p (not a page descriptor of ours); ignored",
 			    (void *)page);
@@ -553,6 +623,10 @@ void free_pages(unsigned long addr, unsigned int order)
 	if (addr == 0)
 		return;
 	slub_ensure_init();
+	if (memmap_in_large_region((void *)addr)) {
+		free_large(NULL, addr, order, "free_pages");
+		return;
+	}
 	struct page *page = memmap_virt_to_page((void *)addr);
 	if (!page || !memmap_page_valid(page)) {
 		slub_report("free_pages: invalid address %#lx (not from the page allocator); ignored",

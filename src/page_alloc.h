@@ -49,7 +49,7 @@ struct zone {
 	const char *name;
 	int node;
 	enum zone_type type;
-	bool exhausted;			/* could not grow last time (DMA32 range full) */
+	uint64_t full_until_ms;		/* DMA32 range found full: no search before */
 };
 
 struct pglist_data {
@@ -68,7 +68,7 @@ struct page_alloc_stats {
 extern __hidden struct page_alloc_stats page_alloc_stats;
 
 /* Largest order served at all (from direct mappings above MAX_PAGE_ORDER). */
-#define MAX_LARGE_ORDER 34
+#define MAX_LARGE_ORDER 30	/* 4 TiB */
 
 /*
  * Inside the page allocator (page_alloc.c, pcp.c): take a block from the
@@ -83,6 +83,15 @@ __hidden void zone_give_locked(struct zone *z, struct page *page, unsigned int o
 
 /* Return every per-CPU list's pages to the buddy lists. */
 __hidden void page_alloc_drain_pcp(void);
+
+/*
+ * fork(): take every page allocator lock in the documented order before,
+ * release them after in the parent, make them new in the child (the
+ * threads that may have held them do not exist there).
+ */
+__hidden void page_alloc_fork_prepare(void);
+__hidden void page_alloc_fork_parent(void);
+__hidden void page_alloc_fork_child(void);
 
 /* Set up the zones; called once by slub_init_slow(). */
 __hidden void page_alloc_init(void);

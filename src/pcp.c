@@ -104,8 +104,11 @@ struct page *pcp_alloc(struct zone *z, unsigned int order, bool want_zero, bool 
 		return NULL;
 	struct list_head *l = &pcp->lists[order];
 	if (list_empty(l)) {
-		/* Refill a batch in one visit to the zone. */
-		unsigned int n = (unsigned int)slub_opt(pcp_batch) >> order;
+		/* Refill a batch in one visit to the zone, never beyond high. */
+		unsigned int high = (unsigned int)slub_opt(pcp_high);
+		unsigned int room = high > pcp->count ? high - pcp->count : 0;
+		unsigned int pages = (unsigned int)slub_opt(pcp_batch);
+		unsigned int n = (pages < room ? pages : room) >> order;
 		pthread_mutex_lock(&z->lock);
 		for (unsigned int i = 0; i < (n ? n : 1); i++) {
 			bool clean;
@@ -165,17 +168,26 @@ void pcp_unlock_all(struct zone *z)
 		pthread_mutex_unlock(&pcp_of(z, cpu)->lock);
 }
 
+void pcp_reinit_locks(struct zone *z)
+{
+	for (unsigned int cpu = 0; cpu < os_possible_cpus(); cpu++)
+		pthread_mutex_init(&pcp_of(z, cpu)->lock, NULL);
+}
+
+void pcp_drain_zone(struct zone *z)
+{
+	for (unsigned int cpu = 0; cpu < os_possible_cpus(); cpu++) {
+		struct per_cpu_pages *pcp = pcp_of(z, cpu);
+		pthread_mutex_lock(&pcp->lock);
+		if (pcp->count)
+			pcp_drain(z, pcp, pcp->count);
+		pthread_mutex_unlock(&pcp->lock);
+	}
+}
+
 void page_alloc_drain_pcp(void)
 {
 	for (int nid = 0; nid < MAX_NUMNODES; nid++)
-		for (int zt = 0; zt < MAX_NR_ZONES; zt++) {
-			struct zone *z = &page_alloc_nodes[nid].node_zones[zt];
-			for (unsigned int cpu = 0; cpu < os_possible_cpus(); cpu++) {
-				struct per_cpu_pages *pcp = pcp_of(z, cpu);
-				pthread_mutex_lock(&pcp->lock);
-				if (pcp->count)
-					pcp_drain(z, pcp, pcp->count);
-				pthread_mutex_unlock(&pcp->lock);
-			}
-		}
+		for (int zt = 0; zt < MAX_NR_ZONES; zt++)
+			pcp_drain_zone(&page_alloc_nodes[nid].node_zones[zt]);
 }

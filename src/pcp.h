@@ -25,8 +25,12 @@ __hidden struct page *pcp_alloc(struct zone *z, unsigned int order, bool want_ze
 				bool *zero);
 /* Put a block on this CPU's list; false: the caller frees to the zone. */
 __hidden bool pcp_free(struct zone *z, struct page *page, unsigned int order);
+/* Return every CPU's pages of @z to the zone (no pcp lock held). */
+__hidden void pcp_drain_zone(struct zone *z);
 /* Lock every list set of @z (for the validator); returns their pages. */
 __hidden unsigned long pcp_lock_all(struct zone *z);
 __hidden void pcp_unlock_all(struct zone *z);
+/* In a forked child: make every list lock of @z new and unlocked. */
+__hidden void pcp_reinit_locks(struct zone *z);
 
 #endif

@@ -13,6 +13,7 @@
 
 #include <slub.h>
 #include "options.h"
+#include "os.h"
 
 static int report_fd = STDERR_FILENO;
 static unsigned long report_events;
@@ -88,6 +89,20 @@ void slub_report_cont(const char *fmt, ...)
 	va_start(ap, fmt);
 	slub_vreport(false, fmt, ap);
 	va_end(ap);
+}
+
+#define RATELIMIT_INTERVAL_MS 5000
+#define RATELIMIT_BURST 10
+
+bool slub_ratelimit(struct slub_ratelimit *rs)
+{
+	uint64_t now = os_now_ms();
+	uint64_t start = __atomic_load_n(&rs->window_start_ms, __ATOMIC_RELAXED);
+	if (now - start >= RATELIMIT_INTERVAL_MS &&
+	    __atomic_compare_exchange_n(&rs->window_start_ms, &start, now, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		__atomic_store_n(&rs->printed, 0, __ATOMIC_RELAXED);
+	return __atomic_fetch_add(&rs->printed, 1, __ATOMIC_RELAXED) < RATELIMIT_BURST;
 }
 
 void slub_report_last(char *buf, size_t size)

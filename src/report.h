@@ -12,6 +12,7 @@
 #define SLUB_REPORT_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include "compiler.h"
 
 #define SLUB_REPORT_LINE 512
@@ -19,6 +20,16 @@
 __hidden void slub_report(const char *fmt, ...) __printf(1, 2);
 __hidden void slub_report_cont(const char *fmt, ...) __printf(1, 2);
 __hidden void slub_vreport(bool count, const char *fmt, va_list ap);
+
+/*
+ * The kernel's rate limit for warnings: at most 10 per 5 seconds per
+ * state.  Lock-free (approximate under races, which is all it needs to be).
+ */
+struct slub_ratelimit {
+	uint64_t window_start_ms;
+	unsigned int printed;
+};
+__hidden bool slub_ratelimit(struct slub_ratelimit *rs);
 
 /* Open the file named by the slub_report_file option, if any. */
 __hidden void report_init(void);

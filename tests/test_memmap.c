@@ -79,7 +79,10 @@ static void tails_find_their_head(void)
 
 static void large_region_spans_slots(void)
 {
-	/* 2^15 pages = 128 MiB: three slots with the mem_map in front. */
+	/*
+	 * 2^15 pages = 128 MiB, naturally aligned: the mem_map at the region's
+	 * start, the data at the next 128 MiB boundary, four slots in all.
+	 */
 	unsigned int order = 15;
 	struct page *page = alloc_pages(GFP_KERNEL, order);
 	CHECK(page != NULL);
@@ -90,8 +93,9 @@ static void large_region_spans_slots(void)
 	size_t bytes = PAGE_SIZE << order;
 
 	CHECK_EQ(r->kind, REGION_LARGE);
-	CHECK_EQ(r->nr_slots, 3);
-	CHECK_EQ(r->first_page, 3 * MEMMAP_PAGES_PER_SLOT);
+	CHECK_EQ(r->nr_slots, 4);
+	CHECK_EQ(r->first_page, 1UL << order);
+	CHECK(IS_ALIGNED((uintptr_t)page_address(page), PAGE_SIZE << order));
 	CHECK_EQ(r->nr_pages, 1UL << order);
 	CHECK(page == region_first_page(r));
 	CHECK(page->flags & PG_large);
@@ -102,13 +106,14 @@ static void large_region_spans_slots(void)
 	CHECK(memmap_page_address(last) == a + bytes - PAGE_SIZE);
 	/* Tails of a large region are never written. */
 	CHECK_EQ(last->flags, 0);
-	/* Past the data, the reservation is still ours and reads zero descriptors. */
-	uintptr_t end = (uintptr_t)r + ((size_t)r->nr_slots << SECTION_SHIFT);
-	struct page *guard = memmap_virt_to_page((void *)(end - 1));
+	/* Between mem_map and data the reservation is ours: zero descriptors. */
+	uintptr_t gap = (uintptr_t)r + SECTION_SIZE + 12345;
+	struct page *guard = memmap_virt_to_page((void *)gap);
 	CHECK(guard != NULL && guard->flags == 0 && !memmap_page_valid(guard));
+	CHECK(memmap_in_large_region(a) && memmap_in_large_region((void *)gap));
 	__free_pages(page, order);
 	CHECK(memmap_virt_to_page(a) == NULL);
-	CHECK(memmap_virt_to_page((void *)(end - 1)) == NULL);
+	CHECK(memmap_virt_to_page((void *)gap) == NULL);
 }
 
 int main(void)
