@@ -47,9 +47,12 @@ void slub_init_slow(void)
 		first = true;
 		/* secure_getenv: a setuid program must not take file names from us. */
 		const char *env = secure_getenv("SLUB_OPTIONS");
+		/* Quietly first: reports about options belong in slub_report_file. */
 		if (env)
-			options_parse(env, "SLUB_OPTIONS");
+			options_parse(env, "SLUB_OPTIONS", true);
 		report_init();
+		if (env)
+			options_parse(env, "SLUB_OPTIONS", false);
 		os_init();
 		int ps = os_check_page_size();
 		if (ps) {

@@ -61,18 +61,29 @@ static bool parse_bool(const char *v, long *out)
 	return false;
 }
 
+/* Decimal, or hexadecimal after 0x; no sign but '-', no spaces, no octal. */
 static bool parse_long(const char *v, long *out)
 {
 	char *end;
-	if (!*v)
+	const char *digits = v + (*v == '-');
+	if (!(*digits >= '0' && *digits <= '9'))
 		return false;
+	bool hex = digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
 	errno = 0;
-	long n = strtol(v, &end, 0);
+	long n = strtol(v, &end, hex ? 16 : 10);
 	if (errno || *end)
 		return false;
 	*out = n;
 	return true;
 }
+
+/*
+ * Quiet parsing applies what it can and reports nothing: start-up parses
+ * once quietly to learn slub_report_file, then again to report into it.
+ */
+static bool quiet;
+
+#define option_report(...) do { if (!quiet) slub_report(__VA_ARGS__); } while (0)
 
 /* Apply one `key` or `key=value`; returns false (after a report) if rejected. */
 static bool apply_option(const char *key, size_t klen, const char *val,
@@ -82,7 +93,7 @@ static bool apply_option(const char *key, size_t klen, const char *val,
 	long n;
 
 	if (!o) {
-		slub_report("%s: unknown option '%.*s' ignored (slub_print_options() lists them)",
+		option_report("%s: unknown option '%.*s' ignored (slub_print_options() lists them)",
 			    origin, (int)klen, key);
 		return false;
 	}
@@ -96,7 +107,7 @@ static bool apply_option(const char *key, size_t klen, const char *val,
 			o->value = n;
 			return true;
 		}
-		slub_report("%s: option %s='%s': expected 0/1, y/n, on/off; %s stands",
+		option_report("%s: option %s='%s': expected 0/1, y/n, on/off; %s stands",
 			    origin, o->name, val, o->value ? "on" : "off");
 		return false;
 	case OPT_INT:
@@ -104,7 +115,7 @@ static bool apply_option(const char *key, size_t klen, const char *val,
 			o->value = n;
 			return true;
 		}
-		slub_report("%s: option %s%s%s: expected an integer in %ld..%ld; %ld stands",
+		option_report("%s: option %s%s%s: expected an integer in %ld..%ld; %ld stands",
 			    origin, o->name, val ? "=" : "", val ? val : " without a value",
 			    o->min, o->max, o->value);
 		return false;
@@ -113,15 +124,16 @@ static bool apply_option(const char *key, size_t klen, const char *val,
 			strcpy(o->str, val);
 			return true;
 		}
-		slub_report("%s: option %s: expected a value of 1..%zu characters; ignored",
+		option_report("%s: option %s: expected a value of 1..%zu characters; ignored",
 			    origin, o->name, sizeof(o->str) - 1);
 		return false;
 	}
 	return false;
 }
 
-int options_parse(const char *line, const char *origin)
+int options_parse(const char *line, const char *origin, bool be_quiet)
 {
+	quiet = be_quiet;
 	/* A token: key[=value], where value may be "quoted with spaces". */
 	char val[SLUB_OPTION_STR_MAX + 2];
 	int rejected = 0;
@@ -154,7 +166,7 @@ int options_parse(const char *line, const char *origin)
 			p++;
 		}
 		if (quoted && *p != '"') {
-			slub_report("%s: option '%.*s': unterminated quote; ignored",
+			option_report("%s: option '%.*s': unterminated quote; ignored",
 				    origin, (int)klen, key);
 			rejected++;
 			break;
@@ -163,10 +175,10 @@ int options_parse(const char *line, const char *origin)
 			p++;
 		val[vlen] = 0;
 		if (!klen) {
-			slub_report("%s: '=%s' has no option name; ignored", origin, val);
+			option_report("%s: '=%s' has no option name; ignored", origin, val);
 			rejected++;
 		} else if (overflow) {
-			slub_report("%s: option '%.*s': value longer than %d characters; ignored",
+			option_report("%s: option '%.*s': value longer than %d characters; ignored",
 				    origin, (int)klen, key, SLUB_OPTION_STR_MAX - 1);
 			rejected++;
 		} else {
@@ -182,29 +194,41 @@ int slub_setup(const char *options)
 	pthread_mutex_lock(&options_lock);
 	if (__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE))
 		ret = -EBUSY;
-	else if (options && options_parse(options, "slub_setup"))
+	else if (options && options_parse(options, "slub_setup", false))
 		ret = -EINVAL;
 	pthread_mutex_unlock(&options_lock);
+	if (ret == -EBUSY)
+		slub_report("slub_setup(\"%s\"): too late, the allocator is running; ignored",
+			    options ? options : "");
 	return ret;
+}
+
+/* "name=value" of one option into @buf; returns its length. */
+static int format_option(const struct slub_option *o, char *buf, size_t size)
+{
+	switch (o->type) {
+	case OPT_BOOL:
+		return snprintf(buf, size, "%s=%d", o->name, o->value ? 1 : 0);
+	case OPT_INT:
+		return snprintf(buf, size, "%s=%ld", o->name, o->value);
+	case OPT_STRING:
+		return snprintf(buf, size, "%s=\"%s\"", o->name, o->str);
+	}
+	return 0;
 }
 
 void slub_print_options(FILE *out)
 {
+	char kv[2 * SLUB_OPTION_STR_MAX];
+	int width = 0;
+
 	slub_ensure_init();
 	for (size_t i = 0; i < NR_SLUB_OPTIONS; i++) {
-		const struct slub_option *o = &slub_options[i];
-		char v[SLUB_OPTION_STR_MAX + 8];
-		switch (o->type) {
-		case OPT_BOOL:
-			snprintf(v, sizeof(v), "%s", o->value ? "1" : "0");
-			break;
-		case OPT_INT:
-			snprintf(v, sizeof(v), "%ld", o->value);
-			break;
-		case OPT_STRING:
-			snprintf(v, sizeof(v), "\"%s\"", o->str);
-			break;
-		}
-		fprintf(out, "%s=%-10s %s\n", o->name, v, o->help);
+		int n = format_option(&slub_options[i], kv, sizeof(kv));
+		width = n > width ? n : width;
+	}
+	for (size_t i = 0; i < NR_SLUB_OPTIONS; i++) {
+		format_option(&slub_options[i], kv, sizeof(kv));
+		fprintf(out, "%-*s  %s\n", width, kv, slub_options[i].help);
 	}
 }

@@ -52,7 +52,7 @@ extern __hidden struct slub_option slub_options[NR_SLUB_OPTIONS];
 #define slub_opt_str(id) (slub_options[OPT_##id].str)
 
 /* Parse a boot line into the table; returns the number of rejected options. */
-__hidden int options_parse(const char *line, const char *origin);
+__hidden int options_parse(const char *line, const char *origin, bool quiet);
 
 /* Held while options change: slub_setup() and start-up. */
 #include <pthread.h>

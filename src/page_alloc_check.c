@@ -9,12 +9,14 @@
 #include <stdio.h>
 
 #include "init.h"
+#include "options.h"
 #include "pcp.h"
 #include "report.h"
 
 static unsigned long check_free_list(struct zone *z, unsigned int order,
 				     struct list_head *head, bool clean,
-				     unsigned long *blocks, unsigned long *dirty)
+				     unsigned long *blocks, unsigned long *dirty,
+				     unsigned long *decayable)
 {
 	unsigned long errors = 0;
 	struct list_head *pos;
@@ -26,8 +28,11 @@ static unsigned long check_free_list(struct zone *z, unsigned int order,
 		uintptr_t idx = page_index(page, r);
 
 		(*blocks)++;
-		if (!clean)
+		if (!clean) {
 			*dirty += 1UL << order;
+			if (order >= (unsigned int)slub_opt(decommit_order))
+				*decayable += 1UL << order;
+		}
 		if (!memmap_page_valid(page) || r->zone != z->type || r->kind != REGION_SECTION) {
 			slub_report("validate: %s free list %u holds %p, not a page of this zone",
 				    z->name, order, addr);
@@ -118,7 +123,7 @@ static unsigned long check_section(struct zone *z, struct mem_region *r,
 /* Zone lock and all of its pcp locks held. */
 static unsigned long validate_zone(struct zone *z, unsigned long pcp_listed)
 {
-	unsigned long errors = 0, dirty = 0, listed_free = 0;
+	unsigned long errors = 0, dirty = 0, decayable = 0, listed_free = 0;
 	unsigned long free_pages = 0, used_pages = 0, isolated_pages = 0, managed = 0;
 	unsigned long pcp_pages = 0;
 	unsigned long nr_blocks[MAX_PAGE_ORDER + 1] = { 0 };
@@ -126,8 +131,8 @@ static unsigned long validate_zone(struct zone *z, unsigned long pcp_listed)
 	for (unsigned int o = 0; o <= MAX_PAGE_ORDER; o++) {
 		struct free_area *area = &z->free_area[o];
 		unsigned long blocks = 0;
-		errors += check_free_list(z, o, &area->dirty, false, &blocks, &dirty);
-		errors += check_free_list(z, o, &area->clean, true, &blocks, &dirty);
+		errors += check_free_list(z, o, &area->dirty, false, &blocks, &dirty, &decayable);
+		errors += check_free_list(z, o, &area->clean, true, &blocks, &dirty, &decayable);
 		if (blocks != area->nr_free) {
 			slub_report("validate: %s order %u: %lu blocks listed, nr_free says %lu",
 				    z->name, o, blocks, area->nr_free);
@@ -147,12 +152,13 @@ static unsigned long validate_zone(struct zone *z, unsigned long pcp_listed)
 			errors++;
 		}
 	if (free_pages != z->free_pages || listed_free != z->free_pages ||
-	    dirty != z->dirty_pages || isolated_pages != z->isolated_pages ||
+	    dirty != z->dirty_pages || decayable != z->decayable_pages ||
+	    isolated_pages != z->isolated_pages ||
 	    managed != z->managed_pages || pcp_pages != pcp_listed ||
 	    free_pages + used_pages + isolated_pages + pcp_pages != managed) {
-		slub_report("validate: %s: counters free %lu/%lu/%lu dirty %lu/%lu isolated %lu/%lu pcp %lu/%lu used %lu managed %lu/%lu",
+		slub_report("validate: %s: counters free %lu/%lu/%lu dirty %lu/%lu decayable %lu/%lu isolated %lu/%lu pcp %lu/%lu used %lu managed %lu/%lu",
 			    z->name, free_pages, listed_free, z->free_pages, dirty,
-			    z->dirty_pages, isolated_pages, z->isolated_pages, pcp_pages,
+			    z->dirty_pages, decayable, z->decayable_pages, isolated_pages, z->isolated_pages, pcp_pages,
 			    pcp_listed, used_pages, managed, z->managed_pages);
 		errors++;
 	}

@@ -36,17 +36,21 @@ static void valid_values(void)
 {
 	reset();
 	unsigned long e = slub_errors();
-	CHECK_EQ(options_parse("slub_decay_ms=250", "test"), 0);
+	CHECK_EQ(options_parse("slub_decay_ms=250", "test", false), 0);
 	CHECK_EQ(slub_opt(decay_ms), 250);
-	CHECK_EQ(options_parse("  slub-decay-ms=0x20\tslub_decommit_order=7  ", "test"), 0);
+	CHECK_EQ(options_parse("  slub-decay-ms=0x20\tslub_decommit_order=7  ", "test", false), 0);
 	CHECK_EQ(slub_opt(decay_ms), 32);
 	CHECK_EQ(slub_opt(decommit_order), 7);
-	CHECK_EQ(options_parse("slub_report_file=\"/tmp/a b\"", "test"), 0);
+	CHECK_EQ(options_parse("slub_report_file=\"/tmp/a b\"", "test", false), 0);
 	CHECK(!strcmp(slub_opt_str(report_file), "/tmp/a b"));
-	CHECK_EQ(options_parse("slub_decay_ms=3600000 slub_decommit_order=0", "test"), 0);
+	CHECK_EQ(options_parse("slub_decay_ms=3600000 slub_decommit_order=0", "test", false), 0);
 	CHECK_EQ(slub_opt(decay_ms), 3600000);
-	CHECK_EQ(options_parse("", "test"), 0);
-	CHECK_EQ(options_parse("   ", "test"), 0);
+	CHECK_EQ(options_parse("slub_decay_ms=010", "test", false), 0);	/* decimal, not octal */
+	CHECK_EQ(slub_opt(decay_ms), 10);
+	CHECK_EQ(options_parse("slub_decay_ms=0X1f", "test", false), 0);
+	CHECK_EQ(slub_opt(decay_ms), 31);
+	CHECK_EQ(options_parse("", "test", false), 0);
+	CHECK_EQ(options_parse("   ", "test", false), 0);
 	CHECK_EQ(slub_errors(), e);
 	reset();
 }
@@ -54,7 +58,7 @@ static void valid_values(void)
 #define REJECT(line, text)                                                       \
 	do {                                                                     \
 		unsigned long e_ = slub_errors();                                \
-		CHECK_EQ(options_parse(line, "test"), 1);                        \
+		CHECK_EQ(options_parse(line, "test", false), 1);                        \
 		CHECK_EQ(slub_errors(), e_ + 1);                                 \
 		CHECK(last_report_has(text));                                    \
 	} while (0)
@@ -70,6 +74,10 @@ static void malformed_values_keep_defaults(void)
 	REJECT("slub_decay_ms", "without a value");
 	REJECT("slub_decay_ms=99999999999999999999999", "expected an integer");
 	REJECT("slub_decommit_order=11", "0..10");
+	REJECT("slub_decay_ms=\" 200\"", "expected an integer");
+	REJECT("slub_decay_ms=+5", "expected an integer");
+	REJECT("slub_decay_ms=0x", "expected an integer");
+	REJECT("slub_decay_ms=1e3", "expected an integer");
 	CHECK_EQ(slub_opt(decay_ms), 1000);
 	CHECK_EQ(slub_opt(decommit_order), 4);
 	REJECT("no_such_option", "unknown option 'no_such_option'");
@@ -83,7 +91,7 @@ static void malformed_values_keep_defaults(void)
 	REJECT(longv, "longer than");
 	/* Good options next to bad ones still apply. */
 	unsigned long e = slub_errors();
-	CHECK_EQ(options_parse("bogus slub_decay_ms=5 slub_decommit_order=x", "test"), 2);
+	CHECK_EQ(options_parse("bogus slub_decay_ms=5 slub_decommit_order=x", "test", false), 2);
 	CHECK_EQ(slub_errors(), e + 2);
 	CHECK_EQ(slub_opt(decay_ms), 5);
 	CHECK_EQ(slub_opt(decommit_order), 4);
@@ -100,8 +108,11 @@ static void setup_before_and_after_start(void)
 	CHECK_EQ(slub_setup(NULL), 0);
 	unsigned long page = __get_free_page(GFP_KERNEL);	/* starts the allocator */
 	CHECK(page != 0);
+	unsigned long e = slub_errors();
 	CHECK_EQ(slub_setup("slub_decay_ms=5"), -EBUSY);
 	CHECK_EQ(slub_opt(decay_ms), 123);
+	CHECK_EQ(slub_errors(), e + 1);		/* said out loud, not silently dropped */
+	CHECK(last_report_has("too late, the allocator is running"));
 	free_page(page);
 
 	char *text = NULL;
@@ -113,6 +124,9 @@ static void setup_before_and_after_start(void)
 	CHECK(strstr(text, "slub_decommit_order=4 ") != NULL);
 	CHECK(strstr(text, "slub_report_file=\"\"") != NULL);
 	CHECK(strstr(text, "given back to the OS") != NULL);	/* help text */
+	/* Help texts start in one column. */
+	const char *l1 = strstr(text, "slub_decay_ms="), *l2 = strstr(text, "slub_pcp_high=");
+	CHECK(l1 && l2 && strstr(l1, "  free") - l1 == strstr(l2, "  most") - l2);
 	free(text);
 }
 

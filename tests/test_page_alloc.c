@@ -150,7 +150,7 @@ static void large_orders_use_direct_mappings(void)
 		if (!page)
 			continue;
 		char *a = page_address(page);
-		CHECK(((uintptr_t)a & (PAGE_SIZE - 1)) == 0);
+		CHECK(((uintptr_t)a & ((PAGE_SIZE << o) - 1)) == 0);	/* naturally aligned */
 		CHECK(virt_to_page(a) == page);
 		char *last = a + (PAGE_SIZE << o) - 1;
 		CHECK(all_zero(a, PAGE_SIZE) && *last == 0);
@@ -162,6 +162,25 @@ static void large_orders_use_direct_mappings(void)
 		CHECK(virt_to_page(a) == NULL);
 	}
 	CHECK_EQ(page_alloc_stats.large_allocs, 0);
+}
+
+static void dma32_address_space_is_reused(void)
+{
+	/* Far more 8 MiB blocks in turn than fit below 4 GiB at once. */
+	for (int i = 0; i < 600; i++) {
+		struct page *page = alloc_pages(GFP_DMA32, MAX_PAGE_ORDER + 1);
+		CHECK(page != NULL);
+		if (!page)
+			break;
+		uintptr_t a = (uintptr_t)page_address(page);
+		CHECK(a + (PAGE_SIZE << (MAX_PAGE_ORDER + 1)) <= 1UL << 32);
+		CHECK(IS_ALIGNED(a, PAGE_SIZE << (MAX_PAGE_ORDER + 1)));
+		__free_pages(page, MAX_PAGE_ORDER + 1);
+	}
+	unsigned long small = __get_free_page(GFP_DMA32);
+	CHECK(small != 0);
+	free_page(small);
+	CHECK_EQ(page_alloc_validate(), 0);
 }
 
 static void oom_too_large_order(void)
@@ -233,23 +252,20 @@ static void bad_frees_are_reported_and_ignored(void)
 	EXPECT_REPORT(free_pages(a, 2), "double free");
 	EXPECT_REPORT(__free_pages(pg, 2), "double free");
 
-	/* A freed block that merged: its head is now inside a free block. */
-	unsigned long b = __get_free_page(GFP_KERNEL);
-	unsigned long c = __get_free_page(GFP_KERNEL);
-	free_page(b);
-	free_page(c);
-	page_alloc_drain_pcp();		/* into the buddy lists, where they merge */
 	CHECK_EQ(slub_errors(), e + 15);
-	unsigned long merged = (b ^ PAGE_SIZE) == c ? (b > c ? b : c) : 0;
-	if (merged)
-		EXPECT_REPORT(free_page(merged), "not an allocated block");
+	/* A freed block that merged: its head is now inside a free block. */
+	unsigned long pair = __get_free_pages(GFP_KERNEL, 1);
+	free_pages(pair, 1);
+	page_alloc_drain_pcp();		/* into the buddy lists, where it merges */
+	EXPECT_REPORT(free_page(pair + PAGE_SIZE), "not an allocated block");
+	EXPECT_REPORT(free_page(pair), "not an allocated block");
 
-	/* Large regions: tail, wrong order, double free. */
+	/* Large blocks: tail, wrong order, double free. */
 	struct page *big = alloc_pages(GFP_KERNEL, MAX_PAGE_ORDER + 1);
 	CHECK(big != NULL);
 	char *ba = page_address(big);
 	EXPECT_REPORT(free_pages((unsigned long)ba + PAGE_SIZE, MAX_PAGE_ORDER + 1), "not its head");
-	EXPECT_REPORT(__free_pages(big, MAX_PAGE_ORDER + 2), "block has order 11");
+	EXPECT_REPORT(__free_pages(big, MAX_PAGE_ORDER + 2), "the block has order 11");
 	__free_pages(big, MAX_PAGE_ORDER + 1);
 	EXPECT_REPORT(free_pages((unsigned long)ba, MAX_PAGE_ORDER + 1), "invalid address");
 
@@ -312,6 +328,7 @@ int main(void)
 	RUN(zeroed_pages_are_zero_after_dirty_reuse);
 	RUN(dma32_is_below_4g);
 	RUN(large_orders_use_direct_mappings);
+	RUN(dma32_address_space_is_reused);
 	RUN(oom_too_large_order);
 	RUN(bad_frees_are_reported_and_ignored);
 	RUN(foreign_pointers_are_not_ours);

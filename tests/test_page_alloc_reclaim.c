@@ -75,12 +75,14 @@ static void zero_requests_use_clean_blocks(void)
 
 static void warm_blocks_are_reused_first(void)
 {
-	unsigned long a = __get_free_pages(GFP_KERNEL, 3);
-	memset((void *)a, 1, PAGE_SIZE << 3);
-	free_pages(a, 3);
-	unsigned long b = __get_free_pages(GFP_KERNEL, 3);
-	CHECK_EQ(b, a);		/* the dirty (resident) block came back */
-	free_pages(b, 3);
+	/* Order 4: past the per-CPU lists, straight from the buddy lists. */
+	unsigned long a = __get_free_pages(GFP_KERNEL, 4);
+	memset((void *)a, 1, PAGE_SIZE << 4);
+	free_pages(a, 4);
+	CHECK(normal()->dirty_pages >= 16);
+	unsigned long b = __get_free_pages(GFP_KERNEL, 4);
+	CHECK_EQ(b, a);		/* the dirty (resident) block came back, not a clean one */
+	free_pages(b, 4);
 	slub_reclaim();
 }
 

@@ -3,7 +3,12 @@
  * and free blocks of mixed orders and zones, hand blocks to each other to
  * be freed on another thread, and migrate between CPUs on purpose.
  * Fixed seeds; at the end every page is free again and the validator finds
- * the free lists and descriptors consistent.
+ * the free lists and descriptors consistent.  Every allocation stamps its
+ * block with a unique number, so a block handed out twice is caught.
+ *
+ * --decay: the decay gives freed blocks back after 2 ms and another
+ * thread runs slub_reclaim() all the time, so blocks are decommitted with
+ * the zone lock dropped while the workers allocate and free around them.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -49,26 +54,41 @@ static unsigned int pick_order(uint64_t *s)
 	return 4 + (unsigned int)(rnd(s) % 4);
 }
 
-static unsigned long stamp(unsigned long addr, unsigned int order)
-{
-	return (addr * 0x9e3779b97f4a7c15UL) ^ order;
-}
+static unsigned long next_seq;
+#define STRIDE 128	/* words between checked words: 4 per page */
 
 static void fill(unsigned long addr, unsigned int order)
 {
 	unsigned long *w = (unsigned long *)addr;
 	size_t words = (PAGE_SIZE << order) / sizeof(long);
-	w[0] = w[words - 1] = w[words / 2] = stamp(addr, order);
+	unsigned long seq = __atomic_add_fetch(&next_seq, 1, __ATOMIC_RELAXED);
+	w[0] = seq;
+	for (size_t i = STRIDE; i < words; i += STRIDE)
+		w[i] = seq ^ i;
+	w[words - 1] = ~seq;
 }
 
 static void verify_and_free(unsigned long addr, unsigned int order)
 {
 	unsigned long *w = (unsigned long *)addr;
 	size_t words = (PAGE_SIZE << order) / sizeof(long);
-	unsigned long s = stamp(addr, order);
-	if (w[0] != s || w[words - 1] != s || w[words / 2] != s)
+	unsigned long seq = w[0];
+	bool ok = w[words - 1] == ~seq;
+	for (size_t i = STRIDE; i < words; i += STRIDE)
+		ok = ok && w[i] == (seq ^ i);
+	if (!ok)
 		__atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);	/* someone else wrote here */
 	free_pages(addr, order);
+}
+
+static volatile int workers_done;
+
+static void *reclaimer(void *arg)
+{
+	unsigned long *pages = arg;
+	while (!workers_done)
+		*pages += slub_reclaim();
+	return NULL;
 }
 
 static void *worker(void *arg)
@@ -126,17 +146,32 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	pthread_t t[THREADS];
+	pthread_t t[THREADS], reclaim;
 	cpu_set_t all;
+	bool decay = argc > 1 && !strcmp(argv[1], "--decay");
+	unsigned long reclaimed = 0;
 	sched_getaffinity(0, sizeof(all), &all);
 	ncpus = CPU_COUNT(&all);
 
+	if (decay) {
+		CHECK_EQ(slub_setup("slub_decay_ms=2 slub_decommit_order=0"), 0);
+		iterations /= 4;
+		pthread_create(&reclaim, NULL, reclaimer, &reclaimed);
+	}
 	for (uintptr_t i = 0; i < THREADS; i++)
 		CHECK_EQ(pthread_create(&t[i], NULL, worker, (void *)i), 0);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
+	if (decay) {
+		workers_done = 1;
+		pthread_join(reclaim, NULL);
+		fprintf(stderr, "decommitted %lu pages, %lu of them by slub_reclaim\n",
+			page_alloc_stats.decommitted_pages, reclaimed);
+		CHECK(page_alloc_stats.decommitted_pages > reclaimed);	/* the decay ran too */
+		CHECK(reclaimed > 0);
+	}
 	for (int i = 0; i < EXCHANGE; i++)
 		if (exchange[i])
 			verify_and_free(exchange[i] & PAGE_MASK, (unsigned int)(exchange[i] & ~PAGE_MASK));

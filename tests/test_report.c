@@ -50,7 +50,8 @@ static void report_file_option(void)
 	CHECK(fd >= 0);
 	close(fd);
 	char opt[128];
-	snprintf(opt, sizeof(opt), "slub_report_file=%s", path);
+	/* An option error is reported into the file too, though it comes first. */
+	snprintf(opt, sizeof(opt), "bogus_first slub_report_file=%s", path);
 	pid_t pid = fork();
 	if (pid == 0) {
 		int devnull = open("/dev/null", O_WRONLY);
@@ -67,6 +68,7 @@ static void report_file_option(void)
 	CHECK(read(fd, buf, sizeof(buf) - 1) > 0);
 	close(fd);
 	unlink(path);
+	CHECK(strstr(buf, "slub: SLUB_OPTIONS: unknown option 'bogus_first'") != NULL);
 	CHECK(strstr(buf, "slub: free_pages: invalid address 0x1000") != NULL);
 	CHECK(strstr(buf, "slub: child event\n  child detail\n") != NULL);
 }
@@ -76,7 +78,7 @@ static int child(void)
 	free_pages(0x1000, 0);	/* starts the allocator, reports once */
 	slub_report("child event");
 	slub_report_cont("  child detail");
-	return slub_errors() == 2 ? 0 : 1;
+	return slub_errors() == 3 ? 0 : 1;
 }
 
 int main(int argc, char **argv)
