@@ -1,7 +1,10 @@
 # The README's two commands: `make run` and `make test`.  CMake does the build.
 BUILD ?= build
+BENCH_BUILD ?= build-bench
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
+# CMake's own makefiles run under this one: keep their output quiet.
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all run test build deps bench install clean
 
@@ -21,11 +24,12 @@ run: build
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
+# Benchmarks build in their own (Release) tree, leaving $(BUILD) as it was.
 bench:
 	@scripts/install-deps.sh bench
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
-	cmake --build $(BUILD) -j$(JOBS)
-	bench/run.sh $(BUILD)
+	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DSLUB_BUILD_TESTS=OFF $(CMAKE_FLAGS)
+	cmake --build $(BENCH_BUILD) -j$(JOBS)
+	bench/run.sh $(BENCH_BUILD)
 
 install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)

@@ -26,5 +26,7 @@ for mode in slub-order0 glibc-order0 slub-mix glibc-mix slub-batch glibc-batch m
   awk -v mode="$mode" -v n=$n '/^(summary|totals):/ {t=$2} END {printf "%-14s %12.1f\n", mode, t / n}' \
     "$tmp/cg.$mode"
 done
-echo "(libslub under valgrind: rseq is off, so the CPU number comes from the"
-echo " sched_getcpu() fallback, about 60 of the instructions per call pair)"
+echo "(mmap/munmap: the kernel's work is invisible to callgrind, so its count is"
+echo " not comparable; use the time ratio.  libslub under valgrind: rseq is off, so"
+echo " the CPU number comes from the sched_getcpu() fallback, about 120 of the"
+echo " instructions per pair, and the per-CPU list locks are two mutex pairs.)"

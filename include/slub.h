@@ -93,6 +93,12 @@ static inline int get_order(unsigned long size)
 	return size ? 64 - __builtin_clzl(size) : 0;
 }
 
+/*
+ * Blocks of 2^order pages, naturally aligned.  Orders 0..MAX_PAGE_ORDER come
+ * from the buddy lists; larger ones, up to order 30 (4 TiB), are mappings of
+ * their own, unmapped again when freed.  NULL with errno = ENOMEM on failure
+ * (and a rate-limited warning unless __GFP_NOWARN).
+ */
 SLUB_API struct page *alloc_pages(gfp_t gfp, unsigned int order);
 SLUB_API struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order);
 SLUB_API void __free_pages(struct page *page, unsigned int order);
@@ -120,7 +126,10 @@ SLUB_API int page_to_nid(const struct page *page);
  * at start-up after these, so the environment wins.
  */
 SLUB_API int slub_setup(const char *options);
-/* Print every option with its value in force and a line of help. */
+/*
+ * Print every option with its value in force and a line of help.  This
+ * reads SLUB_OPTIONS and starts the allocator: slub_setup() comes first.
+ */
 SLUB_API void slub_print_options(FILE *out);
 /* Number of events (errors and warnings) reported since start. */
 SLUB_API unsigned long slub_errors(void);

@@ -12,12 +12,12 @@
 #include "check.h"
 #include "page_alloc.h"
 
-static volatile int stop;
+static int stop;
 
 static void *churn(void *arg)
 {
 	unsigned int order = (unsigned int)(uintptr_t)arg;
-	while (!stop) {
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		unsigned long a = __get_free_pages(GFP_KERNEL, order);
 		if (a)
 			free_pages(a, order);
@@ -59,7 +59,7 @@ static void fork_while_allocating(void)
 		else if (WEXITSTATUS(status))
 			bad++;
 	}
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	CHECK_EQ(hung, 0);

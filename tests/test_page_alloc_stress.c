@@ -81,12 +81,12 @@ static void verify_and_free(unsigned long addr, unsigned int order)
 	free_pages(addr, order);
 }
 
-static volatile int workers_done;
+static int workers_done;
 
 static void *reclaimer(void *arg)
 {
 	unsigned long *pages = arg;
-	while (!workers_done)
+	while (!__atomic_load_n(&workers_done, __ATOMIC_RELAXED))
 		*pages += slub_reclaim();
 	return NULL;
 }
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	if (decay) {
-		workers_done = 1;
+		__atomic_store_n(&workers_done, 1, __ATOMIC_RELAXED);
 		pthread_join(reclaim, NULL);
 		fprintf(stderr, "decommitted %lu pages, %lu of them by slub_reclaim\n",
 			page_alloc_stats.decommitted_pages, reclaimed);

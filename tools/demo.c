@@ -40,7 +40,8 @@ int main(void)
 	dma32 = __get_free_pages(GFP_DMA32, 2);
 	printf("\n%d blocks of each order 0..%d allocated; one order-2 DMA32 block at %#lx (below 4 GiB: %s)\n",
 	       BLOCKS_PER_ORDER, MAX_PAGE_ORDER, dma32, dma32 && dma32 < (1UL << 32) ? "yes" : "no");
-	show("after allocating: the first 64 MiB section is split into blocks of every order");
+	show("after allocating: the first 64 MiB section of each zone is split into blocks of\n"
+	     "   every order (orders 0-3 were taken in batches through the per-CPU lists)");
 
 	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
 		for (int i = 0; i < BLOCKS_PER_ORDER; i += 2)
@@ -60,9 +61,12 @@ int main(void)
 	free_page(page);
 
 	unsigned long reclaimed = slub_reclaim();
-	printf("slub_reclaim() gave %lu pages (%lu MiB) back to the OS\n", reclaimed,
+	printf("slub_reclaim() gave %lu pages (%lu MiB) back to the OS: the free blocks that had\n"
+	       "been written to; never-touched ones were not resident to begin with\n", reclaimed,
 	       (reclaimed * PAGE_SIZE) >> 20);
-	show("after slub_reclaim(): per-CPU lists drained, every section whole again");
+	show("after slub_reclaim(): per-CPU lists drained, every section whole again: one\n"
+	     "   order-8, one order-9 and fifteen order-10 blocks (its first 1 MiB holds the\n"
+	     "   section's own page descriptors)");
 	printf("errors reported: %lu\n", slub_errors());
 	return slub_errors() ? 1 : 0;
 }
