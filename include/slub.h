@@ -116,6 +116,68 @@ SLUB_API void *page_address(const struct page *page);
 SLUB_API struct page *virt_to_page(const void *addr);
 SLUB_API int page_to_nid(const struct page *page);
 
+/* ---- object caches (kernel API) ---------------------------------------- */
+
+typedef unsigned int slab_flags_t;
+
+#define SLAB_CONSISTENCY_CHECKS 0x00000100u	/* debug: sanity checks */
+#define SLAB_RED_ZONE           0x00000400u	/* debug: red zones around objects */
+#define SLAB_POISON             0x00000800u	/* debug: poison free objects */
+#define SLAB_KMALLOC            0x00001000u	/* a kmalloc cache */
+#define SLAB_HWCACHE_ALIGN      0x00002000u	/* align objects to cache lines */
+#define SLAB_CACHE_DMA          0x00004000u	/* memory below 4 GiB (as DMA32 here) */
+#define SLAB_CACHE_DMA32        0x00008000u	/* memory below 4 GiB */
+#define SLAB_STORE_USER         0x00010000u	/* debug: track alloc and free */
+#define SLAB_RECLAIM_ACCOUNT    0x00020000u	/* accepted; no accounting here */
+#define SLAB_PANIC              0x00040000u	/* abort if the cache cannot be made */
+#define SLAB_TYPESAFE_BY_RCU    0x00080000u	/* accepted; semantics come later */
+#define SLAB_TRACE              0x00200000u	/* debug: trace alloc and free */
+#define SLAB_NOLEAKTRACE        0x00800000u	/* accepted */
+#define SLAB_NO_MERGE           0x01000000u	/* never an alias of another cache */
+#define SLAB_ACCOUNT            0x04000000u	/* accepted; no accounting here */
+
+struct kmem_cache;
+
+SLUB_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
+					      unsigned int align, slab_flags_t flags,
+					      void (*ctor)(void *));
+SLUB_API void kmem_cache_destroy(struct kmem_cache *s);
+SLUB_API void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp);
+SLUB_API void *kmem_cache_alloc_node(struct kmem_cache *s, gfp_t gfp, int node);
+SLUB_API void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t gfp);
+SLUB_API void kmem_cache_free(struct kmem_cache *s, void *object);
+SLUB_API int kmem_cache_shrink(struct kmem_cache *s);
+SLUB_API unsigned int kmem_cache_size(struct kmem_cache *s);
+/* All @nr objects into @p, or none: returns @nr or 0. */
+SLUB_API int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t nr, void **p);
+SLUB_API void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p);
+
+/* ---- kmalloc (kernel API) ---------------------------------------------- */
+
+/* kmalloc(0) returns ZERO_SIZE_PTR: not NULL, not usable, fine to kfree. */
+#define ZERO_SIZE_PTR ((void *)16)
+#define ZERO_OR_NULL_PTR(x) ((unsigned long)(x) <= (unsigned long)ZERO_SIZE_PTR)
+#define KMALLOC_MAX_CACHE_SIZE (2 * PAGE_SIZE)
+#define KMALLOC_MIN_SIZE 8
+
+SLUB_API void *kmalloc(size_t size, gfp_t gfp);
+SLUB_API void *kmalloc_node(size_t size, gfp_t gfp, int node);
+SLUB_API void *kzalloc(size_t size, gfp_t gfp);
+SLUB_API void *kmalloc_array(size_t n, size_t size, gfp_t gfp);
+SLUB_API void *kcalloc(size_t n, size_t size, gfp_t gfp);
+SLUB_API void *krealloc(const void *p, size_t new_size, gfp_t gfp);
+SLUB_API void kfree(const void *p);
+/* kfree() after clearing the whole object. */
+SLUB_API void kfree_sensitive(const void *p);
+/* Usable size of a kmalloc'ed object (0 for ZERO_SIZE_PTR and NULL). */
+SLUB_API size_t ksize(const void *p);
+SLUB_API char *kstrdup(const char *s, gfp_t gfp);
+SLUB_API char *kstrndup(const char *s, size_t max, gfp_t gfp);
+SLUB_API void *kmemdup(const void *src, size_t len, gfp_t gfp);
+SLUB_API void *kvmalloc(size_t size, gfp_t gfp);
+SLUB_API void *kvzalloc(size_t size, gfp_t gfp);
+SLUB_API void kvfree(const void *p);
+
 /* ---- libslub extras --------------------------------------------------- */
 
 /*

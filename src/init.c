@@ -60,6 +60,10 @@ void slub_init_slow(void)
 				    ps, PAGE_SIZE);
 			slub_unusable = 1;
 		}
+		if (!os_has_cmpxchg16b()) {
+			slub_report("this CPU lacks cmpxchg16b, which the per-CPU freelists need; every allocation will fail");
+			slub_unusable = 1;
+		}
 		page_alloc_init();
 		__atomic_store_n(&slub_started, 1, __ATOMIC_RELEASE);
 	}

@@ -64,6 +64,9 @@ enum pageflags {
 	PG_slab     = 1u << 6,	/* owned by the slab layer (later issues) */
 	PG_reserved = 1u << 7,	/* never allocatable (region header) */
 	PG_pcp      = 1u << 8,	/* free block on a per-CPU list */
+	/* Set and cleared by the slab layer only, on pages it owns: */
+	PG_slab_partial = 1u << 9,	/* slab is on its node's partial list */
+	PG_kmalloc_large = 1u << 10,	/* block is a large kmalloc allocation */
 };
 
 /*

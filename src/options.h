@@ -28,7 +28,15 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(pcp_high, "slub_pcp_high", OPT_INT, 256, 0, 65536,                 \
 	  "most pages a CPU's page lists hold per zone (0: no per-CPU lists)") \
 	X(pcp_batch, "slub_pcp_batch", OPT_INT, 32, 1, 4096,                  \
-	  "pages moved at once between a CPU's page lists and its zone")
+	  "pages moved at once between a CPU's page lists and its zone")      \
+	X(slub_min_order, "slub_min_order", OPT_INT, 0, 0, 10,                \
+	  "smallest order of a slab")                                         \
+	X(slub_max_order, "slub_max_order", OPT_INT, 3, 0, 10,                \
+	  "largest order of a slab, unless one object needs more")            \
+	X(slub_min_objects, "slub_min_objects", OPT_INT, 0, 0, 32767,         \
+	  "objects a slab should hold (0: 4 * (fls(CPUs) + 1); 2.6.22 had 8)") \
+	X(slub_cpu_partial, "slub_cpu_partial", OPT_BOOL, 1, 0, 1,            \
+	  "keep a few partial slabs per CPU (CONFIG_SLUB_CPU_PARTIAL)")
 
 enum slub_option_id {
 #define X(id, name, type, def, min, max, help) OPT_##id,

@@ -6,6 +6,9 @@
 #include "os.h"
 
 #include <errno.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -164,6 +167,18 @@ uint64_t os_now_ms(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);	/* vDSO, a few ns */
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+bool os_has_cmpxchg16b(void)
+{
+#if defined(__x86_64__)
+	unsigned int eax, ebx, ecx, edx;
+	if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+		return false;
+	return ecx & bit_CMPXCHG16B;
+#else
+	return true;	/* arm64: casp or ldxp/stxp */
+#endif
 }
 
 void os_init(void)

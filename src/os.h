@@ -88,6 +88,9 @@ static inline unsigned int os_current_cpu(void)
 	return os_current_cpu_slow();
 }
 
+/* Does the CPU have a 16-byte compare-and-swap (x86-64: cmpxchg16b)? */
+__hidden bool os_has_cmpxchg16b(void);
+
 /* Called once at start-up. */
 __hidden void os_init(void);
 

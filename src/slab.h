@@ -1,0 +1,274 @@
+/*
+ * slab.h - the SLUB engine's types and its inline fast paths.
+ *
+ * Glossary
+ *   slab        2^order pages of objects of one cache; its metadata is the
+ *               head page's slab part (freelist, inuse, objects, frozen).
+ *   cpu slab    the one slab a CPU allocates from (frozen: on no list).
+ *   freelist    free objects linked through the word at s->offset.  A cpu
+ *               slab has two: the CPU's lockless one (c->freelist) and the
+ *               slab's own (page->freelist), where remote frees land.
+ *   partial     a slab with free objects that no CPU allocates from: on its
+ *               node's partial list, or on a CPU's partial list.
+ *   full        no free objects and not a cpu slab: on no list at all.
+ *
+ * Lock order (numbered; a lock is only taken while holding lower numbers)
+ *   1. slab_caches_lock   the cache list, create/destroy/shrink
+ *   2. c->lock            one CPU's slot: its cpu slab and cpu partial list
+ *   3. n->list_lock       the node's partial list and nr_partial
+ *   4. (page allocator: pcp lock, zone lock, region lock)
+ * page->freelist+counters change only by a 16-byte compare-and-swap.
+ *
+ * Why a tid and a double-width CAS (and what differs from the kernel)
+ *   The kernel's fast path relies on running on the CPU whose slot it
+ *   touches.  A thread here can be migrated between reading its CPU number
+ *   and committing, and two threads can share a CPU's slot, so the
+ *   (freelist, tid) pair is always changed with a locked cmpxchg16b: a
+ *   commit against a slot that changed under it fails and retries.
+ *   The slow path (and a thread flushing another CPU's slot) takes c->lock
+ *   and first *retires* the slot: (freelist, tid) -> (NULL, tid | 1).  An
+ *   odd tid sends every fast path to the slow path, so while the lock
+ *   holder swaps c->slab no lockless push or pop can land; it then
+ *   *publishes* (freelist', tid + 1), even again.  Fast operations add 2.
+ */
+#ifndef SLUB_SLAB_H
+#define SLUB_SLAB_H
+
+#include <pthread.h>
+
+#include <slub.h>
+#include "compiler.h"
+#include "list.h"
+#include "memmap.h"
+#include "os.h"
+
+#define MAX_OBJS_PER_PAGE 32767		/* page->objects is 15 bits */
+#define MIN_PARTIAL 5
+#define MAX_PARTIAL 10
+#define CACHE_LINE_SIZE 64
+#define ARCH_SLAB_MINALIGN 8
+#define SLUB_NAME_MAX 64
+
+/* Internal cache flags, above the public SLAB_* bits. */
+#define __OBJECT_POISON   0x80000000u	/* poison the object itself */
+#define SLAB_DEBUG_FLAGS (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | \
+			  SLAB_STORE_USER | SLAB_TRACE)
+#define SLAB_VALID_FLAGS (SLAB_DEBUG_FLAGS | SLAB_HWCACHE_ALIGN | SLAB_PANIC |     \
+			  SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_RECLAIM_ACCOUNT | \
+			  SLAB_ACCOUNT | SLAB_NO_MERGE | SLAB_TYPESAFE_BY_RCU |     \
+			  SLAB_NOLEAKTRACE | SLAB_KMALLOC)
+
+/* Alloc/free track, as the kernel lays it out (the debug issue fills it). */
+struct track {
+	unsigned long addr;
+	uint32_t handle;	/* stack depot handle */
+	int cpu;
+	int pid;
+	unsigned long when;
+};
+
+/* Order and objects per slab, packed as the kernel's oo. */
+struct kmem_cache_order_objects {
+	unsigned int x;
+};
+#define OO_SHIFT 16
+#define OO_MASK ((1u << OO_SHIFT) - 1)
+
+static inline unsigned int oo_order(struct kmem_cache_order_objects x)
+{
+	return x.x >> OO_SHIFT;
+}
+
+static inline unsigned int oo_objects(struct kmem_cache_order_objects x)
+{
+	return x.x & OO_MASK;
+}
+
+/* The slab's counters word, as in struct page: one half of the CAS unit. */
+union slab_counters {
+	unsigned long counters;
+	struct {
+		unsigned inuse:16;
+		unsigned objects:15;
+		unsigned frozen:1;
+	};
+};
+static_assert(sizeof(union slab_counters) == sizeof(unsigned long), "counters");
+
+/* One CPU's slot of a cache.  freelist+tid: one 16-byte CAS unit. */
+struct kmem_cache_cpu {
+	void *freelist;			/* next object to hand out */
+	unsigned long tid;		/* even: live; odd: retired by a lock holder */
+	struct page *slab;		/* the cpu slab (frozen) or NULL */
+	struct page *partial;		/* cpu partial list, chained by page->next */
+	unsigned int nr_partial;	/* slabs on it */
+	pthread_mutex_t lock;		/* slow path and takeover of this slot */
+} __attribute__((aligned(64)));
+
+struct kmem_cache_node {
+	pthread_mutex_t list_lock;
+	unsigned long nr_partial;
+	struct list_head partial;	/* via page->lru */
+	unsigned long nr_slabs;		/* all slabs of the node */
+	unsigned long total_objects;
+};
+
+struct kmem_cache {
+	struct kmem_cache_cpu *cpu_slab;	/* [nr_cpu_slots], backed lazily */
+	unsigned int flags;
+	unsigned int size;		/* object + metadata, aligned: the stride */
+	unsigned int object_size;	/* what the user asked for */
+	unsigned int offset;		/* free pointer offset */
+	unsigned int inuse;		/* offset of metadata after the object */
+	unsigned int align;
+	unsigned int red_left_pad;
+	struct kmem_cache_order_objects oo;	/* preferred order */
+	struct kmem_cache_order_objects min;	/* fallback order */
+	gfp_t allocflags;
+	unsigned int min_partial;
+	unsigned int cpu_partial;		/* objects kept on cpu partial lists */
+	unsigned int cpu_partial_slabs;		/* the same, in slabs */
+	void (*ctor)(void *);
+	int refcount;
+	bool ctor_zero_warned;
+	char name[SLUB_NAME_MAX];
+	struct list_head list;			/* slab_caches */
+	struct kmem_cache_node node[1];		/* MAX_NUMNODES */
+	unsigned int nr_cpu_slots;
+};
+
+/* ---- free pointers -------------------------------------------------------- */
+
+/*
+ * Read the free pointer of an object that another thread may own by now:
+ * the lockless pop reads it before its CAS decides.  Slab memory is never
+ * unmapped, so the load is safe; the value may be garbage, which the CAS
+ * then rejects.  Kept out of TSan's view: it is a benign, validated race.
+ */
+__attribute__((no_sanitize("thread")))
+static inline void *get_freepointer_safe(const struct kmem_cache *s, void *object)
+{
+	return __atomic_load_n((void **)((char *)object + s->offset), __ATOMIC_RELAXED);
+}
+
+static inline void *get_freepointer(const struct kmem_cache *s, void *object)
+{
+	return *(void **)((char *)object + s->offset);
+}
+
+static inline void set_freepointer(const struct kmem_cache *s, void *object, void *fp)
+{
+	*(void **)((char *)object + s->offset) = fp;
+}
+
+/* ---- double-width compare-and-swap --------------------------------------- */
+
+/* Compare-and-swap two adjacent words at @p (16-byte aligned), full barrier. */
+static inline bool cmpxchg_double(void *p, void *old1, unsigned long old2,
+				  void *new1, unsigned long new2)
+{
+	unsigned __int128 o = ((unsigned __int128)old2 << 64) | (uintptr_t)old1;
+	unsigned __int128 n = ((unsigned __int128)new2 << 64) | (uintptr_t)new1;
+	return __sync_bool_compare_and_swap((unsigned __int128 *)p, o, n);
+}
+
+/* ---- slabs ---------------------------------------------------------------- */
+
+static inline struct page *virt_to_slab(const void *addr)
+{
+	struct page *page = memmap_virt_to_page(addr);
+	if (unlikely(!page))
+		return NULL;
+	page = compound_head(page);
+	return likely(page_flags(page) & PG_slab) ? page : NULL;
+}
+
+static inline void *slab_address(const struct page *slab)
+{
+	return memmap_page_address(slab);
+}
+
+static inline struct kmem_cache_cpu *cpu_slot(struct kmem_cache *s, unsigned int cpu)
+{
+	return &s->cpu_slab[cpu];
+}
+
+/* ---- entry points of the engine (slub.c) ----------------------------------- */
+
+__hidden void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node);
+__hidden void __slab_free(struct kmem_cache *s, struct page *slab, void *object);
+__hidden bool kmem_cache_open(struct kmem_cache *s);
+__hidden void kmem_cache_flush_all(struct kmem_cache *s);
+__hidden int __kmem_cache_shrink(struct kmem_cache *s);
+__hidden unsigned long __kmem_cache_release(struct kmem_cache *s);
+__hidden unsigned long slab_validate_cache(struct kmem_cache *s);
+__hidden bool slab_object_valid(struct kmem_cache *s, struct page *slab, const void *p);
+
+/* The cache layer (slab_common.c). */
+__hidden void slab_ensure_init(void);
+__hidden struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
+						unsigned int align, slab_flags_t flags,
+						void (*ctor)(void *));
+__hidden struct kmem_cache *slab_free_prepare(const void *object, struct page **slabp,
+					      const char *caller);
+__hidden void slab_free_object(struct kmem_cache *s, struct page *slab, void *object);
+__hidden unsigned long slab_validate_all(void);
+/* kmalloc.c: the kmalloc caches, made by slab_init(). */
+__hidden void create_kmalloc_caches(void);
+__hidden void slab_double_free(struct kmem_cache *s, void *object);
+
+/* Geometry (slab_geometry.c). */
+__hidden unsigned int calculate_alignment(unsigned int flags, unsigned int align,
+					  unsigned int size);
+__hidden bool calculate_sizes(struct kmem_cache *s);
+__hidden int calculate_order(unsigned int size);
+__hidden void set_min_partial(struct kmem_cache *s);
+__hidden void set_cpu_partial(struct kmem_cache *s);
+
+/* ---- fast paths ------------------------------------------------------------- */
+
+/*
+ * Pop one object from this CPU's lockless freelist, or NULL: then the
+ * caller goes to the slow path.  A retired slot (odd tid) or an empty
+ * freelist ends the attempt; a CAS lost to another thread retries.
+ */
+static inline void *slab_alloc_fast(struct kmem_cache *s)
+{
+	for (;;) {
+		struct kmem_cache_cpu *c = cpu_slot(s, os_current_cpu());
+		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+		void *object = __atomic_load_n(&c->freelist, __ATOMIC_ACQUIRE);
+		if (unlikely((tid & 1) || !object))
+			return NULL;
+		void *next = get_freepointer_safe(s, object);
+		if (likely(cmpxchg_double(&c->freelist, object, tid, next, tid + 2)))
+			return object;
+	}
+}
+
+/*
+ * Push @object on this CPU's lockless freelist if it belongs to the cpu
+ * slab; false otherwise (the caller frees it to its slab).  The slab is
+ * read after the tid: if the slot changed in between, the CAS fails.
+ */
+static inline bool slab_free_fast(struct kmem_cache *s, struct page *slab, void *object)
+{
+	for (;;) {
+		struct kmem_cache_cpu *c = cpu_slot(s, os_current_cpu());
+		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+		if (unlikely(tid & 1) ||
+		    __atomic_load_n(&c->slab, __ATOMIC_RELAXED) != slab)
+			return false;
+		void *head = __atomic_load_n(&c->freelist, __ATOMIC_RELAXED);
+		if (unlikely(object == head)) {
+			/* Freed twice in a row: the freelist would loop. */
+			slab_double_free(s, object);
+			return true;
+		}
+		set_freepointer(s, object, head);
+		if (likely(cmpxchg_double(&c->freelist, head, tid, object, tid + 2)))
+			return true;
+	}
+}
+
+#endif

@@ -1,0 +1,293 @@
+/*
+ * slab_common.c - the cache list and the kmem_cache API: create, destroy,
+ * alloc, free, shrink, bulk.  Bad input is reported here, before the engine
+ * (slub.c) sees it.  The caches' own descriptors come from a boot cache,
+ * `kmem_cache`, as in the kernel.
+ */
+#define _GNU_SOURCE
+#include "slab.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "init.h"
+#include "report.h"
+
+static pthread_mutex_t slab_caches_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct list_head slab_caches = { &slab_caches, &slab_caches };
+static struct kmem_cache boot_kmem_cache;
+static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
+
+/* Set up a cache whose name, size, align, flags and ctor are filled in. */
+bool kmem_cache_open(struct kmem_cache *s)
+{
+	if (!calculate_sizes(s))
+		return false;
+	set_min_partial(s);
+	set_cpu_partial(s);
+	s->nr_cpu_slots = os_possible_cpus();
+	size_t bytes = (size_t)s->nr_cpu_slots * sizeof(struct kmem_cache_cpu);
+	/* Zeroed pages: an all-zero slot is a valid empty one (mutex included). */
+	struct page *page = alloc_pages(GFP_KERNEL | __GFP_ZERO, (unsigned int)get_order(bytes));
+	if (!page)
+		return false;
+	s->cpu_slab = page_address(page);
+	struct kmem_cache_node *n = &s->node[0];
+	pthread_mutex_init(&n->list_lock, NULL);
+	INIT_LIST_HEAD(&n->partial);
+	s->refcount = 1;
+	return true;
+}
+
+static void free_cpu_slab(struct kmem_cache *s)
+{
+	size_t bytes = (size_t)s->nr_cpu_slots * sizeof(struct kmem_cache_cpu);
+	free_pages((unsigned long)s->cpu_slab, (unsigned int)get_order(bytes));
+	s->cpu_slab = NULL;
+}
+
+static void slab_init(void)
+{
+	slub_ensure_init();
+	struct kmem_cache *s = &boot_kmem_cache;
+	strcpy(s->name, "kmem_cache");
+	s->object_size = sizeof(struct kmem_cache);
+	s->align = calculate_alignment(SLAB_HWCACHE_ALIGN, 0, s->object_size);
+	s->flags = SLAB_HWCACHE_ALIGN;
+	if (!kmem_cache_open(s)) {
+		slub_report("cannot set up the kmem_cache cache: out of memory");
+		return;
+	}
+	list_add_tail(&s->list, &slab_caches);
+	create_kmalloc_caches();
+}
+
+void slab_ensure_init(void)
+{
+	pthread_once(&slab_once, slab_init);
+}
+
+/* ---- alloc and free -------------------------------------------------------- */
+
+void slab_double_free(struct kmem_cache *s, void *object)
+{
+	slub_report("BUG %s: object %p freed twice in a row (double free); ignored",
+		    s->name, object);
+}
+
+static void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	void *object = slab_alloc_fast(s);
+	if (unlikely(!object)) {
+		object = __slab_alloc(s, gfp, node);
+		if (!object)
+			return NULL;
+	}
+	if (unlikely(gfp & __GFP_ZERO)) {
+		if (s->ctor) {
+			/* Constructed state wins over zeroing, as in the kernel. */
+			if (!__atomic_exchange_n(&s->ctor_zero_warned, true, __ATOMIC_RELAXED))
+				slub_report("WARNING %s: __GFP_ZERO on a cache with a constructor; not zeroed",
+					    s->name);
+		} else {
+			memset(object, 0, s->object_size);
+		}
+	}
+	return object;
+}
+
+static void slab_free(struct kmem_cache *s, struct page *slab, void *object)
+{
+	if (likely(slab_free_fast(s, slab, object)))
+		return;
+	__slab_free(s, slab, object);
+}
+
+/*
+ * The checks every free gets: the pointer is a slab object's start.
+ * Returns the owning cache, or NULL after a report.
+ */
+struct kmem_cache *slab_free_prepare(const void *object, struct page **slabp,
+				     const char *caller)
+{
+	struct page *slab = virt_to_slab(object);
+	if (unlikely(!slab)) {
+		slub_report("%s: invalid pointer %p (not a slab object of libslub); ignored",
+			    caller, object);
+		return NULL;
+	}
+	struct kmem_cache *s = slab->slab_cache;
+	if (unlikely(!slab_object_valid(s, slab, object))) {
+		slub_report("%s: %p is not the start of an object in %s; ignored",
+			    caller, object, s->name);
+		return NULL;
+	}
+	*slabp = slab;
+	return s;
+}
+
+void *kmem_cache_alloc_node(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	return slab_alloc(s, gfp, node);
+}
+
+void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp)
+{
+	return slab_alloc(s, gfp, NUMA_NO_NODE);
+}
+
+void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t gfp)
+{
+	return slab_alloc(s, gfp | __GFP_ZERO, NUMA_NO_NODE);
+}
+
+void kmem_cache_free(struct kmem_cache *s, void *object)
+{
+	struct page *slab;
+	if (unlikely(!object))
+		return;
+	struct kmem_cache *owner = slab_free_prepare(object, &slab, "kmem_cache_free");
+	if (!owner)
+		return;
+	if (unlikely(owner != s)) {
+		slub_report("Wrong slab cache. %s but object is from %s", s ? s->name : "(null)",
+			    owner->name);
+		s = owner;	/* free it where it belongs */
+	}
+	slab_free(s, slab, object);
+}
+
+void slab_free_object(struct kmem_cache *s, struct page *slab, void *object)
+{
+	slab_free(s, slab, object);
+}
+
+int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t nr, void **p)
+{
+	for (size_t i = 0; i < nr; i++) {
+		p[i] = slab_alloc(s, gfp, NUMA_NO_NODE);
+		if (unlikely(!p[i])) {
+			kmem_cache_free_bulk(s, i, p);
+			return 0;
+		}
+	}
+	return (int)nr;
+}
+
+void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p)
+{
+	for (size_t i = 0; i < nr; i++)
+		kmem_cache_free(s, p[i]);
+}
+
+/* ---- cache lifecycle -------------------------------------------------------- */
+
+static bool is_power_of_2(unsigned int x)
+{
+	return x && !(x & (x - 1));
+}
+
+static const char *create_check(const char *name, unsigned int size, unsigned int align,
+				slab_flags_t flags)
+{
+	if (!name || !*name)
+		return "no name";
+	if (strlen(name) >= SLUB_NAME_MAX)
+		return "name longer than 63 characters";
+	if (!size)
+		return "size 0";
+	if (size > (PAGE_SIZE << MAX_PAGE_ORDER))
+		return "size larger than 4 MiB (KMALLOC_MAX_SIZE)";
+	if (align && !is_power_of_2(align))
+		return "alignment not a power of two";
+	if (align > PAGE_SIZE)
+		return "alignment larger than a page";
+	if (flags & ~SLAB_VALID_FLAGS)
+		return "unknown flags";
+	return NULL;
+}
+
+struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size, unsigned int align,
+				       slab_flags_t flags, void (*ctor)(void *))
+{
+	struct kmem_cache *s = kmem_cache_zalloc(&boot_kmem_cache, GFP_KERNEL);
+	if (!s)
+		return NULL;
+	strcpy(s->name, name);
+	s->object_size = size;
+	s->flags = flags;
+	s->ctor = ctor;
+	s->align = calculate_alignment(flags, align, size);
+	if (!kmem_cache_open(s)) {
+		kmem_cache_free(&boot_kmem_cache, s);
+		return NULL;
+	}
+	pthread_mutex_lock(&slab_caches_lock);
+	list_add_tail(&s->list, &slab_caches);
+	pthread_mutex_unlock(&slab_caches_lock);
+	return s;
+}
+
+struct kmem_cache *kmem_cache_create(const char *name, unsigned int size, unsigned int align,
+				     slab_flags_t flags, void (*ctor)(void *))
+{
+	slab_ensure_init();
+	const char *why = create_check(name, size, align, flags);
+	struct kmem_cache *s = why ? NULL : __kmem_cache_create(name, size, align, flags, ctor);
+	if (!s) {
+		slub_report("kmem_cache_create(%s) failed: %s", name ? name : "(null)",
+			    why ? why : "out of memory");
+		if (flags & SLAB_PANIC)
+			abort();
+		errno = why ? EINVAL : ENOMEM;
+	}
+	return s;
+}
+
+void kmem_cache_destroy(struct kmem_cache *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&slab_caches_lock);
+	if (--s->refcount > 0) {
+		pthread_mutex_unlock(&slab_caches_lock);
+		return;
+	}
+	if (__kmem_cache_release(s)) {
+		/* Memory in use stays valid: the cache stays, as in the kernel. */
+		s->refcount = 1;
+		pthread_mutex_unlock(&slab_caches_lock);
+		slub_report("Objects remaining in %s on kmem_cache_destroy()", s->name);
+		return;
+	}
+	list_del(&s->list);
+	pthread_mutex_unlock(&slab_caches_lock);
+	free_cpu_slab(s);
+	kmem_cache_free(&boot_kmem_cache, s);
+}
+
+int kmem_cache_shrink(struct kmem_cache *s)
+{
+	if (!s)
+		return 0;
+	return __kmem_cache_shrink(s);
+}
+
+unsigned int kmem_cache_size(struct kmem_cache *s)
+{
+	return s->object_size;
+}
+
+/* Validate every cache (tests; needs a quiet allocator). */
+unsigned long slab_validate_all(void)
+{
+	unsigned long errors = 0;
+	struct list_head *pos;
+	slab_ensure_init();
+	pthread_mutex_lock(&slab_caches_lock);
+	list_for_each(pos, &slab_caches)
+		errors += slab_validate_cache(list_entry(pos, struct kmem_cache, list));
+	pthread_mutex_unlock(&slab_caches_lock);
+	return errors;
+}

@@ -1,0 +1,605 @@
+/*
+ * slub.c - the SLUB engine: slabs, the slow allocation path, frees outside
+ * the cpu slab, per-CPU and per-node partial lists, flushing and shrinking.
+ * The lock order, the slab states and the per-CPU protocol are described at
+ * the top of slab.h; the fast paths are inline there.
+ *
+ * Slow allocation path, in the kernel's order (___slab_alloc):
+ *   1. objects that landed on the CPU freelist since the fast path looked
+ *   2. the cpu slab's own freelist (remote frees), taken whole
+ *   3. a slab from this CPU's partial list
+ *   4. a slab from the node's partial list (more go to the CPU's list)
+ *   5. a new slab from the page allocator
+ */
+#define _GNU_SOURCE
+#include "slab.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "report.h"
+
+static struct kmem_cache_node *get_node(struct kmem_cache *s)
+{
+	return &s->node[0];
+}
+
+static union slab_counters read_counters(struct page *slab)
+{
+	return (union slab_counters){ .counters =
+		__atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
+}
+
+static bool slab_update_freelist(struct page *slab, void *old_freelist,
+				 unsigned long old_counters, void *new_freelist,
+				 unsigned long new_counters)
+{
+	return cmpxchg_double(&slab->freelist, old_freelist, old_counters,
+			      new_freelist, new_counters);
+}
+
+/* ---- node partial list (list_lock held) ------------------------------------- */
+
+static void add_partial(struct kmem_cache_node *n, struct page *slab, bool tail)
+{
+	WRITE_ONCE(n->nr_partial, n->nr_partial + 1);	/* read unlocked by get_partial */
+	if (tail)
+		list_add_tail(&slab->lru, &n->partial);
+	else
+		list_add(&slab->lru, &n->partial);
+	__atomic_or_fetch(&slab->flags, PG_slab_partial, __ATOMIC_RELAXED);
+}
+
+static void remove_partial(struct kmem_cache_node *n, struct page *slab)
+{
+	list_del(&slab->lru);
+	__atomic_and_fetch(&slab->flags, ~PG_slab_partial, __ATOMIC_RELAXED);
+	WRITE_ONCE(n->nr_partial, n->nr_partial - 1);
+}
+
+/* ---- slabs from and to the page allocator ------------------------------------ */
+
+static void slab_out_of_memory(struct kmem_cache *s, gfp_t gfp)
+{
+	static struct slub_ratelimit rs;
+	if ((gfp & __GFP_NOWARN) || !slub_ratelimit(&rs))
+		return;
+	slub_report("SLUB: Unable to allocate memory on node -1, gfp=%#x", gfp);
+	slub_report_cont("  cache: %s, object size: %u, buffer size: %u, default order: %u, min order: %u",
+			 s->name, s->object_size, s->size, oo_order(s->oo), oo_order(s->min));
+}
+
+/* The object pointer of the @i-th object (after the left red zone). */
+static void *object_at(struct kmem_cache *s, void *start, unsigned int i)
+{
+	return (char *)start + (size_t)i * s->size + s->red_left_pad;
+}
+
+static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	struct kmem_cache_order_objects oo = s->oo;
+	gfp_t flags = (gfp & ~__GFP_ZERO) | s->allocflags | __GFP_COMP;
+	struct page *slab;
+
+	/* Try the preferred order quietly, then the smallest that fits one. */
+	slab = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
+	if (unlikely(!slab) && oo_order(s->min) < oo_order(oo)) {
+		oo = s->min;
+		slab = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
+	}
+	if (unlikely(!slab))
+		return NULL;
+
+	unsigned int objects = oo_objects(oo);
+	void *start = memmap_page_address(slab);
+	/* Constructors run once per object, here, never on reuse. */
+	for (unsigned int i = 0; i < objects; i++) {
+		void *p = object_at(s, start, i);
+		if (s->ctor)
+			s->ctor(p);
+		set_freepointer(s, p, i + 1 < objects ? object_at(s, start, i + 1) : NULL);
+	}
+	slab->slab_cache = s;
+	slab->next = NULL;
+	union slab_counters c = { .counters = 0 };
+	c.objects = objects;
+	slab->counters = c.counters;
+	slab->freelist = object_at(s, start, 0);
+	__atomic_or_fetch(&slab->flags, PG_slab, __ATOMIC_RELEASE);
+
+	struct kmem_cache_node *n = get_node(s);
+	__atomic_add_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
+	return slab;
+}
+
+static void discard_slab(struct kmem_cache *s, struct page *slab)
+{
+	struct kmem_cache_node *n = get_node(s);
+	unsigned int objects = read_counters(slab).objects;
+
+	__atomic_sub_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
+	slab->slab_cache = NULL;
+	slab->freelist = NULL;
+	slab->counters = 0;
+	slab->next = NULL;
+	__atomic_and_fetch(&slab->flags, ~(PG_slab | PG_slab_partial), __ATOMIC_RELEASE);
+	__free_pages(slab, slab->order);
+}
+
+/* ---- freezing and unfreezing --------------------------------------------------- */
+
+/*
+ * Take the whole freelist of a slab and freeze it (it becomes a cpu slab),
+ * or leave it unfrozen and full if it has no free object.
+ */
+static void *get_freelist(struct page *slab, bool freeze_if_empty)
+{
+	void *freelist;
+	union slab_counters old, new;
+
+	do {
+		freelist = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
+		old = read_counters(slab);
+		new = old;
+		new.inuse = old.objects;
+		new.frozen = freelist != NULL || freeze_if_empty;
+	} while (!slab_update_freelist(slab, freelist, old.counters, NULL, new.counters));
+	return freelist;
+}
+
+/*
+ * Return a cpu slab to the lists: the CPU's leftover freelist goes back
+ * into the slab, which is unfrozen and then discarded (empty, enough
+ * partial slabs), put on the node partial list, or forgotten (full).
+ */
+static void deactivate_slab(struct kmem_cache *s, struct page *slab, void *freelist)
+{
+	struct kmem_cache_node *n = get_node(s);
+	unsigned int free_delta = 0;
+	void *tail = NULL;
+	union slab_counters old, new;
+	void *old_freelist;
+
+	for (void *p = freelist; p; p = get_freepointer(s, p)) {
+		tail = p;
+		free_delta++;
+	}
+	do {
+		old_freelist = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
+		old = read_counters(slab);
+		new = old;
+		new.frozen = 0;
+		if (tail) {
+			set_freepointer(s, tail, old_freelist);
+			new.inuse -= free_delta;
+		}
+	} while (!slab_update_freelist(slab, old_freelist, old.counters,
+				       tail ? freelist : old_freelist, new.counters));
+
+	bool has_free = tail || old_freelist;
+	pthread_mutex_lock(&n->list_lock);
+	if (!new.inuse && n->nr_partial >= s->min_partial) {
+		pthread_mutex_unlock(&n->list_lock);
+		discard_slab(s, slab);
+		return;
+	}
+	if (has_free)
+		add_partial(n, slab, true);
+	pthread_mutex_unlock(&n->list_lock);
+}
+
+/* Move a chain of cpu partial slabs (unfrozen) to the node, freeing empties. */
+static void put_partials(struct kmem_cache *s, struct page *list)
+{
+	struct kmem_cache_node *n = get_node(s);
+	struct page *discard = NULL;
+
+	pthread_mutex_lock(&n->list_lock);
+	while (list) {
+		struct page *slab = list;
+		list = slab->next;
+		slab->next = NULL;
+		if (!read_counters(slab).inuse && n->nr_partial >= s->min_partial) {
+			slab->next = discard;
+			discard = slab;
+		} else {
+			add_partial(n, slab, true);
+		}
+	}
+	pthread_mutex_unlock(&n->list_lock);
+	while (discard) {
+		struct page *slab = discard;
+		discard = slab->next;
+		discard_slab(s, slab);
+	}
+}
+
+/* A slab that was full got a free object: keep it on this CPU's partial list. */
+static void put_cpu_partial(struct kmem_cache *s, struct page *slab)
+{
+	struct kmem_cache_cpu *c = cpu_slot(s, os_current_cpu());
+	struct page *flush = NULL;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->nr_partial >= s->cpu_partial_slabs) {
+		/* Full: the old list goes to the node, this slab starts anew. */
+		flush = c->partial;
+		c->partial = NULL;
+		c->nr_partial = 0;
+	}
+	slab->next = c->partial;
+	c->partial = slab;
+	c->nr_partial++;
+	pthread_mutex_unlock(&c->lock);
+	if (flush)
+		put_partials(s, flush);
+}
+
+/* ---- the CPU slot protocol (c->lock held) ---------------------------------------- */
+
+/* Retire the slot: (freelist, tid) -> (NULL, tid + 1); returns the freelist. */
+static void *retire_slot(struct kmem_cache_cpu *c, unsigned long *tid)
+{
+	for (;;) {
+		unsigned long t = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+		void *f = __atomic_load_n(&c->freelist, __ATOMIC_ACQUIRE);
+		if (cmpxchg_double(&c->freelist, f, t, NULL, t + 1)) {
+			*tid = t + 1;
+			return f;
+		}
+	}
+}
+
+/* Install @slab and publish @freelist: the slot is live (even tid) again. */
+static void publish_slot(struct kmem_cache_cpu *c, unsigned long tid, struct page *slab,
+			 void *freelist)
+{
+	__atomic_store_n(&c->slab, slab, __ATOMIC_RELEASE);
+	if (!cmpxchg_double(&c->freelist, NULL, tid, freelist, tid + 1))
+		slub_report("BUG: cpu slot changed while retired (tid %lu)", tid);
+}
+
+/* Unfreeze everything a slot holds: cpu slab and cpu partial list. */
+static void flush_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	unsigned long tid;
+	pthread_mutex_lock(&c->lock);
+	void *freelist = retire_slot(c, &tid);
+	struct page *slab = c->slab;
+	struct page *partial = c->partial;
+	c->partial = NULL;
+	c->nr_partial = 0;
+	if (slab)
+		deactivate_slab(s, slab, freelist);
+	publish_slot(c, tid, NULL, NULL);
+	pthread_mutex_unlock(&c->lock);
+	if (partial)
+		put_partials(s, partial);
+}
+
+void kmem_cache_flush_all(struct kmem_cache *s)
+{
+	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++)
+		flush_slot(s, cpu_slot(s, cpu));
+}
+
+/* ---- slow allocation path ---------------------------------------------------------- */
+
+/*
+ * Take a slab from the node partial list for this CPU, frozen, and move a
+ * few more to the CPU's partial list.  Returns the slab and its freelist.
+ */
+static struct page *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				void **freelist)
+{
+	struct kmem_cache_node *n = get_node(s);
+	struct page *got = NULL;
+
+	if (!READ_ONCE(n->nr_partial))
+		return NULL;
+	pthread_mutex_lock(&n->list_lock);
+	while (!list_empty(&n->partial)) {
+		struct page *slab = list_first_entry(&n->partial, struct page, lru);
+		remove_partial(n, slab);
+		if (!got) {
+			void *f = get_freelist(slab, false);
+			if (!f) {
+				/* Emptied by allocations? Not possible: it was on no CPU. */
+				continue;
+			}
+			got = slab;
+			*freelist = f;
+		} else {
+			slab->next = c->partial;
+			c->partial = slab;
+			c->nr_partial++;
+		}
+		if (c->nr_partial >= s->cpu_partial_slabs / 2)
+			break;
+	}
+	pthread_mutex_unlock(&n->list_lock);
+	return got;
+}
+
+/* Freeze a slab from this CPU's partial list; NULL if the list is empty. */
+static struct page *get_cpu_partial(struct kmem_cache_cpu *c, void **freelist)
+{
+	while (c->partial) {
+		struct page *slab = c->partial;
+		c->partial = slab->next;
+		c->nr_partial--;
+		slab->next = NULL;
+		/* It has free objects: only its CPU allocates from a slab. */
+		void *f = get_freelist(slab, false);
+		if (f) {
+			*freelist = f;
+			return slab;
+		}
+	}
+	return NULL;
+}
+
+void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	struct kmem_cache_cpu *c = cpu_slot(s, os_current_cpu());
+	unsigned long tid;
+	void *object;
+
+	pthread_mutex_lock(&c->lock);
+	object = retire_slot(c, &tid);
+	struct page *slab = c->slab;
+
+	if (object)			/* frees landed on the CPU freelist */
+		goto load;
+	if (slab) {
+		object = get_freelist(slab, false);
+		if (object)
+			goto load;
+		slab = NULL;		/* full and unfrozen now: on no list */
+	}
+	slab = get_cpu_partial(c, &object);
+	if (!slab)
+		slab = get_partial(s, c, &object);
+	if (!slab) {
+		/* The page allocator takes its own locks (after ours in order). */
+		slab = allocate_slab(s, gfp, node);
+		if (unlikely(!slab)) {
+			publish_slot(c, tid, NULL, NULL);
+			pthread_mutex_unlock(&c->lock);
+			slab_out_of_memory(s, gfp);
+			errno = ENOMEM;
+			return NULL;
+		}
+		object = slab->freelist;
+		slab->freelist = NULL;
+		union slab_counters cnt = read_counters(slab);
+		cnt.inuse = cnt.objects;
+		cnt.frozen = 1;
+		slab->counters = cnt.counters;
+	}
+load:
+	publish_slot(c, tid, slab, get_freepointer(s, object));
+	pthread_mutex_unlock(&c->lock);
+	return object;
+}
+
+/* ---- frees outside the cpu slab ----------------------------------------------------- */
+
+/*
+ * Free @object to its slab's own freelist with a CAS, no queue.  A full slab
+ * that gets its first free object goes to this CPU's partial list (or the
+ * node's); an empty one beyond min_partial goes back to the page allocator.
+ */
+void __slab_free(struct kmem_cache *s, struct page *slab, void *object)
+{
+	struct kmem_cache_node *n = get_node(s);
+	bool locked = false, on_node_partial = false;
+	bool cpu_partial = s->cpu_partial_slabs != 0;
+	void *prior;
+	union slab_counters old, new;
+
+	for (;;) {
+		prior = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
+		old = read_counters(slab);
+		set_freepointer(s, object, prior);
+		new = old;
+		new.inuse--;
+		if ((!new.inuse || !prior) && !old.frozen && !locked &&
+		    (!cpu_partial || prior)) {
+			/* A list may change: decide under the list lock. */
+			pthread_mutex_lock(&n->list_lock);
+			locked = true;
+		}
+		if (slab_update_freelist(slab, prior, old.counters, object, new.counters))
+			break;
+	}
+	if (locked)
+		on_node_partial = page_flags(slab) & PG_slab_partial;
+
+	if (!locked) {
+		if (!old.frozen && cpu_partial && !prior)
+			put_cpu_partial(s, slab);
+		return;
+	}
+	/* Partially free, but on a CPU's partial list: not ours to move. */
+	if (prior && !on_node_partial) {
+		pthread_mutex_unlock(&n->list_lock);
+		return;
+	}
+	if (!new.inuse && n->nr_partial >= s->min_partial) {
+		if (prior)
+			remove_partial(n, slab);
+		pthread_mutex_unlock(&n->list_lock);
+		discard_slab(s, slab);
+		return;
+	}
+	if (!cpu_partial && !prior)
+		add_partial(n, slab, true);
+	pthread_mutex_unlock(&n->list_lock);
+}
+
+/* ---- shrinking and teardown ---------------------------------------------------------- */
+
+/*
+ * Flush every CPU, free the empty slabs, and order the partial list with
+ * the fullest slabs first (allocations fill them, the emptiest may drain).
+ * Returns 0 if the cache holds no slab any more.
+ */
+int __kmem_cache_shrink(struct kmem_cache *s)
+{
+	struct kmem_cache_node *n = get_node(s);
+	struct list_head buckets[33];
+	struct page *discard = NULL;
+
+	kmem_cache_flush_all(s);
+	for (int i = 0; i < 33; i++)
+		INIT_LIST_HEAD(&buckets[i]);
+	pthread_mutex_lock(&n->list_lock);
+	while (!list_empty(&n->partial)) {
+		struct page *slab = list_first_entry(&n->partial, struct page, lru);
+		union slab_counters c = read_counters(slab);
+		remove_partial(n, slab);
+		unsigned int free = c.objects - c.inuse;
+		if (!c.inuse) {
+			slab->next = discard;
+			discard = slab;
+		} else {
+			list_add_tail(&slab->lru, &buckets[free < 32 ? free : 32]);
+		}
+	}
+	for (int i = 0; i < 33; i++)
+		while (!list_empty(&buckets[i])) {
+			struct page *slab = list_first_entry(&buckets[i], struct page, lru);
+			list_del(&slab->lru);
+			add_partial(n, slab, true);
+		}
+	pthread_mutex_unlock(&n->list_lock);
+	while (discard) {
+		struct page *slab = discard;
+		discard = slab->next;
+		discard_slab(s, slab);
+	}
+	return READ_ONCE(n->nr_slabs) ? 1 : 0;
+}
+
+/* Shrink for destroy; returns the objects still in use (0: all gone). */
+unsigned long __kmem_cache_release(struct kmem_cache *s)
+{
+	struct kmem_cache_node *n = get_node(s);
+	unsigned long inuse = 0;
+
+	__kmem_cache_shrink(s);
+	pthread_mutex_lock(&n->list_lock);
+	struct list_head *pos;
+	list_for_each(pos, &n->partial)
+		inuse += read_counters(list_entry(pos, struct page, lru)).inuse;
+	pthread_mutex_unlock(&n->list_lock);
+	/* Full slabs are on no list: count them through the totals. */
+	if (READ_ONCE(n->nr_slabs) && !inuse)
+		inuse = READ_ONCE(n->total_objects);
+	return READ_ONCE(n->nr_slabs) ? (inuse ? inuse : 1) : 0;
+}
+
+/* ---- validation ------------------------------------------------------------------------ */
+
+/* Is @p the start of an object of @slab? */
+bool slab_object_valid(struct kmem_cache *s, struct page *slab, const void *p)
+{
+	uintptr_t start = (uintptr_t)slab_address(slab) + s->red_left_pad;
+	uintptr_t off = (uintptr_t)p - start;
+	return (uintptr_t)p >= start && off % s->size == 0 &&
+	       off / s->size < read_counters(slab).objects;
+}
+
+/* Walk a freelist of @slab; returns its length, or -1 after a report. */
+static long walk_freelist(struct kmem_cache *s, struct page *slab, void *p, const char *what)
+{
+	long n = 0, max = read_counters(slab).objects;
+	for (; p; p = get_freepointer(s, p)) {
+		if (!virt_to_slab(p) || virt_to_slab(p) != slab || !slab_object_valid(s, slab, p)) {
+			slub_report("validate %s: %s of slab %p holds %p, not a free object of it",
+				    s->name, what, slab_address(slab), p);
+			return -1;
+		}
+		if (++n > max) {
+			slub_report("validate %s: %s of slab %p is longer than the slab (a loop?)",
+				    s->name, what, slab_address(slab));
+			return -1;
+		}
+	}
+	return n;
+}
+
+static unsigned long validate_slab(struct kmem_cache *s, struct page *slab, void *cpu_freelist,
+				   bool frozen)
+{
+	union slab_counters c = read_counters(slab);
+	long own = walk_freelist(s, slab, slab->freelist, "freelist");
+	long cpu = walk_freelist(s, slab, cpu_freelist, "cpu freelist");
+	if (own < 0 || cpu < 0)
+		return 1;
+	if (slab->slab_cache != s || !(page_flags(slab) & PG_slab) || c.frozen != frozen ||
+	    (c.objects != oo_objects(s->oo) && c.objects != oo_objects(s->min)) ||
+	    (long)c.objects - (long)c.inuse != own + (frozen ? 0 : cpu)) {
+		slub_report("validate %s: slab %p: objects %u inuse %u frozen %u, free %ld + %ld on the cpu",
+			    s->name, slab_address(slab), c.objects, c.inuse, c.frozen, own, cpu);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Check every slab the cache can reach: cpu slabs with their CPU freelist,
+ * cpu partial and node partial slabs.  Needs a quiet cache (no operation
+ * in flight).  Returns the number of problems reported.
+ */
+unsigned long slab_validate_cache(struct kmem_cache *s)
+{
+	struct kmem_cache_node *n = get_node(s);
+	unsigned long errors = 0, partial = 0;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++) {
+		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+		pthread_mutex_lock(&c->lock);
+		if (c->tid & 1) {
+			slub_report("validate %s: cpu %u slot left retired", s->name, cpu);
+			errors++;
+		}
+		if (c->slab)
+			errors += validate_slab(s, c->slab, c->freelist, true);
+		else if (c->freelist) {
+			slub_report("validate %s: cpu %u has a freelist but no slab", s->name, cpu);
+			errors++;
+		}
+		unsigned int nr = 0;
+		for (struct page *slab = c->partial; slab; slab = slab->next, nr++)
+			errors += validate_slab(s, slab, NULL, false);
+		if (nr != c->nr_partial) {
+			slub_report("validate %s: cpu %u partial list has %u slabs, counted %u",
+				    s->name, cpu, nr, c->nr_partial);
+			errors++;
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_lock(&n->list_lock);
+	struct list_head *pos;
+	list_for_each(pos, &n->partial) {
+		struct page *slab = list_entry(pos, struct page, lru);
+		errors += validate_slab(s, slab, NULL, false);
+		if (!(page_flags(slab) & PG_slab_partial)) {
+			slub_report("validate %s: slab %p on the partial list is not marked so",
+				    s->name, slab_address(slab));
+			errors++;
+		}
+		partial++;
+	}
+	if (partial != n->nr_partial) {
+		slub_report("validate %s: %lu partial slabs listed, nr_partial %lu", s->name,
+			    partial, n->nr_partial);
+		errors++;
+	}
+	pthread_mutex_unlock(&n->list_lock);
+	return errors;
+}
