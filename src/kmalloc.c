@@ -165,7 +165,6 @@ static enum kobj_kind classify(const void *p, const char *caller, struct kmem_ca
 			return KOBJ_LARGE;
 		}
 	}
-	/* Large regions resolve tails through the region: try that too. */
 	slub_report("%s: invalid pointer %p (not from kmalloc); ignored", caller, p);
 	return KOBJ_BAD;
 }
