@@ -11,6 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <slub.h>
+#include "report.h"
+
 static int check_failures;
 static int check_count;
 
@@ -49,6 +52,20 @@ static inline int check_done(void)
 	fprintf(stderr, "%d checks, %d failed\n", check_count, check_failures);
 	return check_failures ? 1 : 0;
 }
+
+/* A bad call must be reported exactly once, with @text in the report. */
+#define EXPECT_REPORT(call, text)                                                \
+	do {                                                                     \
+		unsigned long e_ = slub_errors();                                \
+		char m_[SLUB_REPORT_LINE];                                       \
+		call;                                                            \
+		CHECK_EQ(slub_errors(), e_ + 1);                                 \
+		slub_report_last(m_, sizeof(m_));                                \
+		if (!strstr(m_, text)) {                                         \
+			fprintf(stderr, "   report was: %s", m_);               \
+			CHECK(!"report text");                                   \
+		}                                                                \
+	} while (0)
 
 /* Resident set size in bytes, from /proc/self/statm. */
 static inline long rss_bytes(void)

@@ -142,19 +142,6 @@ static void dma(void)
 	kfree(big);
 }
 
-#define EXPECT_REPORT(call, text)                                                \
-	do {                                                                     \
-		unsigned long e_ = slub_errors();                                \
-		char m_[SLUB_REPORT_LINE];                                       \
-		call;                                                            \
-		CHECK_EQ(slub_errors(), e_ + 1);                                 \
-		slub_report_last(m_, sizeof(m_));                                \
-		if (!strstr(m_, text)) {                                         \
-			fprintf(stderr, "   report was: %s", m_);               \
-			CHECK(!"report text");                                   \
-		}                                                                \
-	} while (0)
-
 static void bad_pointers(void)
 {
 	int local;

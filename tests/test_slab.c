@@ -28,19 +28,6 @@ static void thing_ctor(void *p)
 	((struct thing *)p)->magic = MAGIC;
 }
 
-#define EXPECT_REPORT(call, text)                                                \
-	do {                                                                     \
-		unsigned long e_ = slub_errors();                                \
-		char m_[SLUB_REPORT_LINE];                                       \
-		call;                                                            \
-		CHECK_EQ(slub_errors(), e_ + 1);                                 \
-		slub_report_last(m_, sizeof(m_));                                \
-		if (!strstr(m_, text)) {                                         \
-			fprintf(stderr, "   report was: %s", m_);               \
-			CHECK(!"report text");                                   \
-		}                                                                \
-	} while (0)
-
 static struct zone *normal(void)
 {
 	return &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
