@@ -118,7 +118,7 @@ void *kmalloc_node(size_t size, gfp_t gfp, int node)
 			return NULL;
 		}
 	}
-	return kmem_cache_alloc_node(s, gfp, node);
+	return slab_alloc(s, gfp, node);
 }
 
 void *kmalloc(size_t size, gfp_t gfp)
@@ -149,16 +149,22 @@ void *kcalloc(size_t n, size_t size, gfp_t gfp)
 /* What a kmalloc'ed pointer is: a slab object, a large block, or neither. */
 enum kobj_kind { KOBJ_BAD, KOBJ_SLAB, KOBJ_LARGE };
 
-static enum kobj_kind classify(const void *p, const char *caller, struct kmem_cache **sp,
-			       struct page **pagep)
+static inline enum kobj_kind classify(const void *p, const char *caller,
+				      struct kmem_cache **sp, struct page **pagep)
 {
 	struct page *page = memmap_virt_to_page(p);
 	if (page) {
 		struct page *head = compound_head(page);
 		uint32_t flags = page_flags(head);
-		if (flags & PG_slab) {
-			*sp = slab_free_prepare(p, pagep, caller);
-			return *sp ? KOBJ_SLAB : KOBJ_BAD;
+		if (likely(flags & PG_slab)) {
+			struct kmem_cache *s = head->slab_cache;
+			if (unlikely(!slab_object_valid(s, head, p))) {
+				slab_bad_free(p, s, caller);
+				return KOBJ_BAD;
+			}
+			*sp = s;
+			*pagep = head;
+			return KOBJ_SLAB;
 		}
 		if ((flags & PG_kmalloc_large) && p == memmap_page_address(head)) {
 			*pagep = head;
@@ -203,7 +209,7 @@ size_t ksize(const void *p)
 	return ksize_of(p, "ksize", &ok);
 }
 
-static void kfree_checked(const void *p, const char *caller)
+static inline void kfree_checked(const void *p, const char *caller)
 {
 	struct kmem_cache *s;
 	struct page *page;
@@ -211,7 +217,7 @@ static void kfree_checked(const void *p, const char *caller)
 		return;
 	switch (classify(p, caller, &s, &page)) {
 	case KOBJ_SLAB:
-		slab_free_object(s, page, (void *)p);
+		slab_free(s, page, (void *)p);
 		break;
 	case KOBJ_LARGE:
 		__atomic_and_fetch(&page->flags, ~PG_kmalloc_large, __ATOMIC_ACQ_REL);

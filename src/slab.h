@@ -135,6 +135,7 @@ struct kmem_cache {
 	struct list_head list;			/* slab_caches */
 	struct kmem_cache_node node[1];		/* MAX_NUMNODES */
 	unsigned int nr_cpu_slots;
+	uint64_t reciprocal_size;		/* ceil(2^44 / size): index without a division */
 };
 
 /* ---- free pointers -------------------------------------------------------- */
@@ -188,6 +189,43 @@ static inline void *slab_address(const struct page *slab)
 	return memmap_page_address(slab);
 }
 
+/*
+ * Is @p the start of an object of @slab?  Offsets are below 2^22 (4 MiB
+ * slabs) and sizes too, so (off * ceil(2^44 / size)) >> 44 is the exact
+ * quotient: one multiply instead of a division on every free.
+ */
+static inline bool slab_object_valid(const struct kmem_cache *s, struct page *slab, const void *p)
+{
+	uintptr_t off = (uintptr_t)p - ((uintptr_t)slab_address(slab) + s->red_left_pad);
+	uint64_t idx = ((uint64_t)off * s->reciprocal_size) >> 44;
+	union slab_counters c = { .counters = __atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
+	return off < (1UL << 22) && idx * s->size == off && idx < c.objects;
+}
+
+/* Report a free of something that is not an object (slab_common.c). */
+__hidden __cold void slab_bad_free(const void *object, struct kmem_cache *s, const char *caller);
+
+/*
+ * The checks every free gets: @object is the start of an object of a slab.
+ * Returns the owning cache, or NULL after a report.
+ */
+static inline struct kmem_cache *slab_free_prepare(const void *object, struct page **slabp,
+						   const char *caller)
+{
+	struct page *slab = virt_to_slab(object);
+	if (unlikely(!slab)) {
+		slab_bad_free(object, NULL, caller);
+		return NULL;
+	}
+	struct kmem_cache *s = slab->slab_cache;
+	if (unlikely(!slab_object_valid(s, slab, object))) {
+		slab_bad_free(object, s, caller);
+		return NULL;
+	}
+	*slabp = slab;
+	return s;
+}
+
 static inline struct kmem_cache_cpu *cpu_slot(struct kmem_cache *s, unsigned int cpu)
 {
 	return &s->cpu_slab[cpu];
@@ -202,16 +240,14 @@ __hidden void kmem_cache_flush_all(struct kmem_cache *s);
 __hidden int __kmem_cache_shrink(struct kmem_cache *s);
 __hidden unsigned long __kmem_cache_release(struct kmem_cache *s);
 __hidden unsigned long slab_validate_cache(struct kmem_cache *s);
-__hidden bool slab_object_valid(struct kmem_cache *s, struct page *slab, const void *p);
 
 /* The cache layer (slab_common.c). */
 __hidden void slab_ensure_init(void);
 __hidden struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
 						unsigned int align, slab_flags_t flags,
 						void (*ctor)(void *));
-__hidden struct kmem_cache *slab_free_prepare(const void *object, struct page **slabp,
-					      const char *caller);
-__hidden void slab_free_object(struct kmem_cache *s, struct page *slab, void *object);
+
+__hidden void slab_zero_object(struct kmem_cache *s, void *object);
 __hidden unsigned long slab_validate_all(void);
 /* kmalloc.c: the kmalloc caches, made by slab_init(). */
 __hidden void create_kmalloc_caches(void);
@@ -269,6 +305,28 @@ static inline bool slab_free_fast(struct kmem_cache *s, struct page *slab, void 
 		if (likely(cmpxchg_double(&c->freelist, head, tid, object, tid + 2)))
 			return true;
 	}
+}
+
+/* The whole allocation: fast path, slow path, __GFP_ZERO. */
+static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	void *object = slab_alloc_fast(s);
+	if (unlikely(!object)) {
+		object = __slab_alloc(s, gfp, node);
+		if (!object)
+			return NULL;
+	}
+	if (unlikely(gfp & __GFP_ZERO))
+		slab_zero_object(s, object);
+	return object;
+}
+
+/* Free a checked object: to the CPU freelist, else to its slab. */
+static inline void slab_free(struct kmem_cache *s, struct page *slab, void *object)
+{
+	if (likely(slab_free_fast(s, slab, object)))
+		return;
+	__slab_free(s, slab, object);
 }
 
 #endif

@@ -76,55 +76,26 @@ void slab_double_free(struct kmem_cache *s, void *object)
 		    s->name, object);
 }
 
-static void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+void slab_zero_object(struct kmem_cache *s, void *object)
 {
-	void *object = slab_alloc_fast(s);
-	if (unlikely(!object)) {
-		object = __slab_alloc(s, gfp, node);
-		if (!object)
-			return NULL;
+	if (s->ctor) {
+		/* Constructed state wins over zeroing, as in the kernel. */
+		if (!__atomic_exchange_n(&s->ctor_zero_warned, true, __ATOMIC_RELAXED))
+			slub_report("WARNING %s: __GFP_ZERO on a cache with a constructor; not zeroed",
+				    s->name);
+	} else {
+		memset(object, 0, s->object_size);
 	}
-	if (unlikely(gfp & __GFP_ZERO)) {
-		if (s->ctor) {
-			/* Constructed state wins over zeroing, as in the kernel. */
-			if (!__atomic_exchange_n(&s->ctor_zero_warned, true, __ATOMIC_RELAXED))
-				slub_report("WARNING %s: __GFP_ZERO on a cache with a constructor; not zeroed",
-					    s->name);
-		} else {
-			memset(object, 0, s->object_size);
-		}
-	}
-	return object;
 }
 
-static void slab_free(struct kmem_cache *s, struct page *slab, void *object)
+void slab_bad_free(const void *object, struct kmem_cache *s, const char *caller)
 {
-	if (likely(slab_free_fast(s, slab, object)))
-		return;
-	__slab_free(s, slab, object);
-}
-
-/*
- * The checks every free gets: the pointer is a slab object's start.
- * Returns the owning cache, or NULL after a report.
- */
-struct kmem_cache *slab_free_prepare(const void *object, struct page **slabp,
-				     const char *caller)
-{
-	struct page *slab = virt_to_slab(object);
-	if (unlikely(!slab)) {
+	if (!s)
 		slub_report("%s: invalid pointer %p (not a slab object of libslub); ignored",
 			    caller, object);
-		return NULL;
-	}
-	struct kmem_cache *s = slab->slab_cache;
-	if (unlikely(!slab_object_valid(s, slab, object))) {
+	else
 		slub_report("%s: %p is not the start of an object in %s; ignored",
 			    caller, object, s->name);
-		return NULL;
-	}
-	*slabp = slab;
-	return s;
 }
 
 void *kmem_cache_alloc_node(struct kmem_cache *s, gfp_t gfp, int node)
@@ -155,11 +126,6 @@ void kmem_cache_free(struct kmem_cache *s, void *object)
 			    owner->name);
 		s = owner;	/* free it where it belongs */
 	}
-	slab_free(s, slab, object);
-}
-
-void slab_free_object(struct kmem_cache *s, struct page *slab, void *object)
-{
 	slab_free(s, slab, object);
 }
 

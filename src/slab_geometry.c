@@ -146,6 +146,7 @@ bool calculate_sizes(struct kmem_cache *s)
 
 	size = (unsigned int)ALIGN_UP(size, s->align);
 	s->size = size;
+	s->reciprocal_size = ((1ULL << 44) + size - 1) / size;
 
 	int order = calculate_order(size);
 	if (order < 0)

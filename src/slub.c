@@ -504,15 +504,6 @@ unsigned long __kmem_cache_release(struct kmem_cache *s)
 
 /* ---- validation ------------------------------------------------------------------------ */
 
-/* Is @p the start of an object of @slab? */
-bool slab_object_valid(struct kmem_cache *s, struct page *slab, const void *p)
-{
-	uintptr_t start = (uintptr_t)slab_address(slab) + s->red_left_pad;
-	uintptr_t off = (uintptr_t)p - start;
-	return (uintptr_t)p >= start && off % s->size == 0 &&
-	       off / s->size < read_counters(slab).objects;
-}
-
 /* Walk a freelist of @slab; returns its length, or -1 after a report. */
 static long walk_freelist(struct kmem_cache *s, struct page *slab, void *p, const char *what)
 {
