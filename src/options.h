@@ -36,7 +36,9 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(slub_min_objects, "slub_min_objects", OPT_INT, 0, 0, 32767,         \
 	  "objects a slab should hold (0: 4 * (fls(CPUs) + 1); 2.6.22 had 8)") \
 	X(slub_cpu_partial, "slub_cpu_partial", OPT_BOOL, 1, 0, 1,            \
-	  "keep a few partial slabs per CPU (CONFIG_SLUB_CPU_PARTIAL)")
+	  "keep a few partial slabs per CPU (CONFIG_SLUB_CPU_PARTIAL)")       \
+	X(slub_rseq, "slub_rseq", OPT_BOOL, 1, 0, 1,                          \
+	  "per-CPU fast paths as rseq sequences when possible (0: cmpxchg16b)")
 
 enum slub_option_id {
 #define X(id, name, type, def, min, max, help) OPT_##id,

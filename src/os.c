@@ -12,10 +12,12 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <slub.h>
+#include "report.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -179,6 +181,27 @@ bool os_has_cmpxchg16b(void)
 #else
 	return true;	/* arm64: casp or ldxp/stxp */
 #endif
+}
+
+#define MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ (1 << 7)
+#define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ (1 << 8)
+#define MEMBARRIER_CMD_FLAG_CPU (1 << 0)
+
+int os_membarrier_register_rseq(void)
+{
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) ? -errno : 0;
+}
+
+void os_membarrier_rseq(unsigned int cpu)
+{
+	while (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
+		       MEMBARRIER_CMD_FLAG_CPU, (int)cpu)) {
+		if (errno == EINTR || errno == EAGAIN)
+			continue;
+		/* Registered at start-up; failing now leaves a race: say so. */
+		slub_report("BUG: membarrier(RSEQ, cpu %u) failed (errno %d)", cpu, errno);
+		return;
+	}
 }
 
 void os_init(void)

@@ -91,6 +91,13 @@ static inline unsigned int os_current_cpu(void)
 /* Does the CPU have a 16-byte compare-and-swap (x86-64: cmpxchg16b)? */
 __hidden bool os_has_cmpxchg16b(void);
 
+/*
+ * membarrier(2) for rseq: register once; then restart every rseq critical
+ * section running on @cpu (returns when none can still commit).
+ */
+__hidden int os_membarrier_register_rseq(void);
+__hidden void os_membarrier_rseq(unsigned int cpu);
+
 /* Called once at start-up. */
 __hidden void os_init(void);
 

@@ -30,6 +30,16 @@
  *   odd tid sends every fast path to the slow path, so while the lock
  *   holder swaps c->slab no lockless push or pop can land; it then
  *   *publishes* (freelist', tid + 1), even again.  Fast operations add 2.
+ *
+ * Why rseq when it can be had (slub_percpu_rseq)
+ *   Two locked cmpxchg16b per alloc+free pair cost more than a whole
+ *   malloc/free pair of tcmalloc.  With glibc's rseq area and membarrier
+ *   the pop and push are restartable sequences (percpu_rseq.h) that commit
+ *   with a plain store; the tid is then only the mark.  A lock holder marks
+ *   its own CPU's slot inside a sequence, or marks any slot and then runs
+ *   membarrier(RSEQ) on that CPU, which restarts every sequence there.
+ *   Without rseq (valgrind, glibc.pthread.rseq=0, slub_rseq=0, TSan
+ *   builds) the tid + cmpxchg16b protocol above is used, process-wide.
  */
 #ifndef SLUB_SLAB_H
 #define SLUB_SLAB_H
@@ -41,6 +51,7 @@
 #include "list.h"
 #include "memmap.h"
 #include "os.h"
+#include "percpu_rseq.h"
 
 #define MAX_OBJS_PER_PAGE 32767		/* page->objects is 15 bits */
 #define MIN_PARTIAL 5
@@ -104,6 +115,10 @@ struct kmem_cache_cpu {
 	unsigned int nr_partial;	/* slabs on it */
 	pthread_mutex_t lock;		/* slow path and takeover of this slot */
 } __attribute__((aligned(64)));
+/* The rseq sequences index slots by cpu << 7 and read tid at 8, slab at 16. */
+static_assert(sizeof(struct kmem_cache_cpu) == 128, "slot size is baked into the rseq code");
+static_assert(offsetof(struct kmem_cache_cpu, tid) == 8 &&
+	      offsetof(struct kmem_cache_cpu, slab) == 16, "slot layout");
 
 struct kmem_cache_node {
 	pthread_mutex_t list_lock;
@@ -226,6 +241,14 @@ static inline struct kmem_cache *slab_free_prepare(const void *object, struct pa
 	return s;
 }
 
+/* Nonzero: fast paths are rseq sequences (decided once at start-up). */
+extern __hidden int slub_percpu_rseq;
+
+static inline uintptr_t rseq_abi(void)
+{
+	return os_thread_pointer() + (uintptr_t)os_rseq_offset;
+}
+
 static inline struct kmem_cache_cpu *cpu_slot(struct kmem_cache *s, unsigned int cpu)
 {
 	return &s->cpu_slab[cpu];
@@ -264,47 +287,46 @@ __hidden void set_cpu_partial(struct kmem_cache *s);
 /* ---- fast paths ------------------------------------------------------------- */
 
 /*
+ * The cmpxchg16b versions of the fast paths (slub.c), out of line so that
+ * the rseq versions below stay small and need no saved registers.
+ */
+__hidden void *slab_alloc_fast_cas(struct kmem_cache *s);
+__hidden bool slab_free_fast_cas(struct kmem_cache *s, struct page *slab, void *object);
+
+/*
  * Pop one object from this CPU's lockless freelist, or NULL: then the
- * caller goes to the slow path.  A retired slot (odd tid) or an empty
- * freelist ends the attempt; a CAS lost to another thread retries.
+ * caller goes to the slow path (slot marked, freelist empty, no CPU).
  */
 static inline void *slab_alloc_fast(struct kmem_cache *s)
 {
-	for (;;) {
-		struct kmem_cache_cpu *c = cpu_slot(s, os_current_cpu());
-		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
-		void *object = __atomic_load_n(&c->freelist, __ATOMIC_ACQUIRE);
-		if (unlikely((tid & 1) || !object))
-			return NULL;
-		void *next = get_freepointer_safe(s, object);
-		if (likely(cmpxchg_double(&c->freelist, object, tid, next, tid + 2)))
+#if SLUB_HAVE_RSEQ_ASM
+	if (likely(slub_percpu_rseq)) {
+		void *object;
+		if (likely(rseq_freelist_pop(rseq_abi(), s->cpu_slab, s->nr_cpu_slots, s->offset,
+					     &object)))
 			return object;
+		return NULL;
 	}
+#endif
+	return slab_alloc_fast_cas(s);
 }
 
 /*
  * Push @object on this CPU's lockless freelist if it belongs to the cpu
- * slab; false otherwise (the caller frees it to its slab).  The slab is
- * read after the tid: if the slot changed in between, the CAS fails.
+ * slab; false otherwise (the caller frees it to its slab).
  */
 static inline bool slab_free_fast(struct kmem_cache *s, struct page *slab, void *object)
 {
-	for (;;) {
-		struct kmem_cache_cpu *c = cpu_slot(s, os_current_cpu());
-		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
-		if (unlikely(tid & 1) ||
-		    __atomic_load_n(&c->slab, __ATOMIC_RELAXED) != slab)
-			return false;
-		void *head = __atomic_load_n(&c->freelist, __ATOMIC_RELAXED);
-		if (unlikely(object == head)) {
-			/* Freed twice in a row: the freelist would loop. */
+#if SLUB_HAVE_RSEQ_ASM
+	if (likely(slub_percpu_rseq)) {
+		int ret = rseq_freelist_push(rseq_abi(), s->cpu_slab, s->nr_cpu_slots, s->offset,
+					     slab, object);
+		if (unlikely(ret == 2))
 			slab_double_free(s, object);
-			return true;
-		}
-		set_freepointer(s, object, head);
-		if (likely(cmpxchg_double(&c->freelist, head, tid, object, tid + 2)))
-			return true;
+		return ret != 0;
 	}
+#endif
+	return slab_free_fast_cas(s, slab, object);
 }
 
 /* The whole allocation: fast path, slow path, __GFP_ZERO. */

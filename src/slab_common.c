@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "init.h"
+#include "options.h"
 #include "report.h"
 
 static pthread_mutex_t slab_caches_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -47,9 +48,36 @@ static void free_cpu_slab(struct kmem_cache *s)
 	s->cpu_slab = NULL;
 }
 
+/*
+ * Choose the per-CPU mechanism once, before any cache exists: rseq when
+ * glibc registered it for us, this thread has a CPU number, membarrier
+ * agrees, and slub_rseq is on; the tid + cmpxchg16b protocol otherwise.
+ */
+static void choose_percpu_mode(void)
+{
+#if SLUB_HAVE_RSEQ_ASM
+	if (!slub_opt(slub_rseq) || !os_rseq_offset)
+		return;
+	if (*(volatile int32_t *)(rseq_abi() + 4) < 0)
+		return;
+	if (os_membarrier_register_rseq())
+		return;
+	slub_percpu_rseq = 1;
+#endif
+}
+
+/* A forked child is a new process for membarrier: register it again. */
+static void slab_fork_child(void)
+{
+	if (slub_percpu_rseq && os_membarrier_register_rseq())
+		slub_report("membarrier registration failed in a forked child");
+}
+
 static void slab_init(void)
 {
 	slub_ensure_init();
+	choose_percpu_mode();
+	pthread_atfork(NULL, NULL, slab_fork_child);
 	struct kmem_cache *s = &boot_kmem_cache;
 	strcpy(s->name, "kmem_cache");
 	s->object_size = sizeof(struct kmem_cache);

@@ -239,9 +239,27 @@ static void put_cpu_partial(struct kmem_cache *s, struct page *slab)
 
 /* ---- the CPU slot protocol (c->lock held) ---------------------------------------- */
 
-/* Retire the slot: (freelist, tid) -> (NULL, tid + 1); returns the freelist. */
-static void *retire_slot(struct kmem_cache_cpu *c, unsigned long *tid)
+int slub_percpu_rseq;
+
+/*
+ * Retire the slot of @cpu: after this no fast path commits on it until it
+ * is published.  Returns the CPU freelist, which the caller now owns.
+ */
+static void *retire_slot(struct kmem_cache_cpu *c, unsigned int cpu, unsigned long *tid)
 {
+#if SLUB_HAVE_RSEQ_ASM
+	if (slub_percpu_rseq) {
+		/* On @cpu: mark in a sequence.  Elsewhere: mark, then restart @cpu's. */
+		if (!rseq_slot_mark(rseq_abi(), &c->tid, cpu)) {
+			__atomic_fetch_or(&c->tid, 1, __ATOMIC_SEQ_CST);
+			os_membarrier_rseq(cpu);
+		}
+		*tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+		return __atomic_exchange_n(&c->freelist, NULL, __ATOMIC_ACQ_REL);
+	}
+#else
+	(void)cpu;
+#endif
 	for (;;) {
 		unsigned long t = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
 		void *f = __atomic_load_n(&c->freelist, __ATOMIC_ACQUIRE);
@@ -257,16 +275,28 @@ static void publish_slot(struct kmem_cache_cpu *c, unsigned long tid, struct pag
 			 void *freelist)
 {
 	__atomic_store_n(&c->slab, slab, __ATOMIC_RELEASE);
+	if (slub_percpu_rseq) {
+		/* Marked: nobody else writes the slot; the tid store reopens it. */
+		__atomic_store_n(&c->freelist, freelist, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->tid, tid + 1, __ATOMIC_RELEASE);
+		return;
+	}
 	if (!cmpxchg_double(&c->freelist, NULL, tid, freelist, tid + 1))
 		slub_report("BUG: cpu slot changed while retired (tid %lu)", tid);
 }
 
 /* Unfreeze everything a slot holds: cpu slab and cpu partial list. */
-static void flush_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
+static void flush_slot(struct kmem_cache *s, unsigned int cpu)
 {
+	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 	unsigned long tid;
 	pthread_mutex_lock(&c->lock);
-	void *freelist = retire_slot(c, &tid);
+	/* The slab only changes under the lock, and a CPU freelist needs one. */
+	if (!c->slab && !c->partial) {
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	void *freelist = retire_slot(c, cpu, &tid);
 	struct page *slab = c->slab;
 	struct page *partial = c->partial;
 	c->partial = NULL;
@@ -282,7 +312,49 @@ static void flush_slot(struct kmem_cache *s, struct kmem_cache_cpu *c)
 void kmem_cache_flush_all(struct kmem_cache *s)
 {
 	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++)
-		flush_slot(s, cpu_slot(s, cpu));
+		flush_slot(s, cpu);
+}
+
+/* ---- the cmpxchg16b fast paths --------------------------------------------------- */
+
+/*
+ * A retired slot (odd tid) or an empty freelist ends the attempt; a CAS
+ * lost to another thread retries.  The free pointer is read before the CAS
+ * decides, from an object another thread may own by then (see
+ * get_freepointer_safe); the tid makes the CAS fail in that case.
+ */
+void *slab_alloc_fast_cas(struct kmem_cache *s)
+{
+	for (;;) {
+		struct kmem_cache_cpu *c = cpu_slot(s, os_current_cpu());
+		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+		void *object = __atomic_load_n(&c->freelist, __ATOMIC_ACQUIRE);
+		if (unlikely((tid & 1) || !object))
+			return NULL;
+		void *next = get_freepointer_safe(s, object);
+		if (likely(cmpxchg_double(&c->freelist, object, tid, next, tid + 2)))
+			return object;
+	}
+}
+
+/* The slab is read after the tid: if the slot changed in between, the CAS fails. */
+bool slab_free_fast_cas(struct kmem_cache *s, struct page *slab, void *object)
+{
+	for (;;) {
+		struct kmem_cache_cpu *c = cpu_slot(s, os_current_cpu());
+		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+		if (unlikely(tid & 1) || __atomic_load_n(&c->slab, __ATOMIC_RELAXED) != slab)
+			return false;
+		void *head = __atomic_load_n(&c->freelist, __ATOMIC_RELAXED);
+		if (unlikely(object == head)) {
+			/* Freed twice in a row: the freelist would loop. */
+			slab_double_free(s, object);
+			return true;
+		}
+		set_freepointer(s, object, head);
+		if (likely(cmpxchg_double(&c->freelist, head, tid, object, tid + 2)))
+			return true;
+	}
 }
 
 /* ---- slow allocation path ---------------------------------------------------------- */
@@ -343,12 +415,13 @@ static struct page *get_cpu_partial(struct kmem_cache_cpu *c, void **freelist)
 
 void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
-	struct kmem_cache_cpu *c = cpu_slot(s, os_current_cpu());
+	unsigned int cpu = os_current_cpu();
+	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 	unsigned long tid;
 	void *object;
 
 	pthread_mutex_lock(&c->lock);
-	object = retire_slot(c, &tid);
+	object = retire_slot(c, cpu, &tid);
 	struct page *slab = c->slab;
 
 	if (object)			/* frees landed on the CPU freelist */

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <sys/mman.h>
 
 #include <slub.h>
@@ -197,6 +198,12 @@ static void *no_mmap(void *p, size_t l, int pr, int f, int fd, off_t o)
 
 static void out_of_memory(void)
 {
+	/* One CPU: another CPU's slot could still hold free objects. */
+	cpu_set_t old, one;
+	sched_getaffinity(0, sizeof(old), &old);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
 	struct kmem_cache *s = kmem_cache_create("oom", 1024, 0, 0, NULL);
 	enum { MAX = 200000 };
 	void **p = calloc(MAX, sizeof(void *));
@@ -220,12 +227,27 @@ static void out_of_memory(void)
 	while (n--)
 		kmem_cache_free(s, p[n]);
 	free(p);
+	sched_setaffinity(0, sizeof(old), &old);
 	CHECK_EQ(slab_validate_cache(s), 0);
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
+static void percpu_mode(void)
+{
+	const char *opt = getenv("SLUB_OPTIONS");
+	bool rseq_off = opt && strstr(opt, "slub_rseq=0");
+	fprintf(stderr, "   per-CPU fast paths: %s\n", slub_percpu_rseq ? "rseq" : "cmpxchg16b");
+	/* Where glibc registered rseq and nothing turned it off, it is used. */
+	if (SLUB_HAVE_RSEQ_ASM && os_rseq_offset && !rseq_off)
+		CHECK_EQ(slub_percpu_rseq, 1);
+	if (rseq_off)
+		CHECK_EQ(slub_percpu_rseq, 0);
+}
+
 int main(void)
 {
+	kfree(kmalloc(8, GFP_KERNEL));	/* start the slab layer */
+	RUN(percpu_mode);
 	RUN(alloc_free_distinct);
 	RUN(constructor_runs_once_per_object);
 	RUN(alignment_and_zeroing);
