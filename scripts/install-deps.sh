@@ -8,7 +8,7 @@ pkgs=(build-essential cmake pkg-config)
 case "$profile" in
   build|test) ;;
   ci)    pkgs+=(clang libclang-rt-14-dev valgrind) ;;
-  bench) pkgs+=(valgrind) ;;
+  bench) pkgs+=(valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0) ;;
   *) echo "install-deps.sh: unknown profile '$profile' (build, test, ci, bench)" >&2; exit 2 ;;
 esac
 
