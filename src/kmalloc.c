@@ -70,6 +70,19 @@ void create_kmalloc_caches(void)
 				 create_kmalloc_cache(KMALLOC_NORMAL, i), __ATOMIC_RELEASE);
 }
 
+void kmalloc_fork_lock(bool lock)
+{
+	if (lock)
+		pthread_mutex_lock(&kmalloc_dma_lock);
+	else
+		pthread_mutex_unlock(&kmalloc_dma_lock);
+}
+
+void kmalloc_fork_child(void)
+{
+	pthread_mutex_init(&kmalloc_dma_lock, NULL);
+}
+
 static struct kmem_cache *kmalloc_slab(size_t size, gfp_t gfp)
 {
 	unsigned int index = kmalloc_index(size);

@@ -13,6 +13,7 @@
  *   full        no free objects and not a cpu slab: on no list at all.
  *
  * Lock order (numbered; a lock is only taken while holding lower numbers)
+ *   0. kmalloc_dma_lock   making a dma-kmalloc cache on first use
  *   1. slab_caches_lock   the cache list, create/destroy/shrink
  *   2. c->lock            one CPU's slot: its cpu slab and cpu partial list
  *   3. n->list_lock       the node's partial list and nr_partial
@@ -274,6 +275,8 @@ __hidden void slab_zero_object(struct kmem_cache *s, void *object);
 __hidden unsigned long slab_validate_all(void);
 /* kmalloc.c: the kmalloc caches, made by slab_init(). */
 __hidden void create_kmalloc_caches(void);
+__hidden void kmalloc_fork_lock(bool lock);
+__hidden void kmalloc_fork_child(void);
 __hidden void slab_double_free(struct kmem_cache *s, void *object);
 
 /* Geometry (slab_geometry.c). */

@@ -66,9 +66,57 @@ static void choose_percpu_mode(void)
 #endif
 }
 
-/* A forked child is a new process for membarrier: register it again. */
+/*
+ * fork(): take every slab lock in the documented order (kmalloc's DMA lock,
+ * the cache list, then per cache its CPU slots and its node), so that no
+ * other thread is inside a slow path at the fork.  Registered after the
+ * page allocator's handlers, so this prepare runs before theirs: slab
+ * locks, then page allocator locks, as the lock order says.
+ */
+static void for_each_cache_lock(bool lock)
+{
+	struct list_head *pos;
+	list_for_each(pos, &slab_caches) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++) {
+			if (lock)
+				pthread_mutex_lock(&cpu_slot(s, cpu)->lock);
+			else
+				pthread_mutex_unlock(&cpu_slot(s, cpu)->lock);
+		}
+		if (lock)
+			pthread_mutex_lock(&s->node[0].list_lock);
+		else
+			pthread_mutex_unlock(&s->node[0].list_lock);
+	}
+}
+
+static void slab_fork_prepare(void)
+{
+	kmalloc_fork_lock(true);
+	pthread_mutex_lock(&slab_caches_lock);
+	for_each_cache_lock(true);
+}
+
+static void slab_fork_parent(void)
+{
+	for_each_cache_lock(false);
+	pthread_mutex_unlock(&slab_caches_lock);
+	kmalloc_fork_lock(false);
+}
+
 static void slab_fork_child(void)
 {
+	struct list_head *pos;
+	list_for_each(pos, &slab_caches) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++)
+			pthread_mutex_init(&cpu_slot(s, cpu)->lock, NULL);
+		pthread_mutex_init(&s->node[0].list_lock, NULL);
+	}
+	pthread_mutex_init(&slab_caches_lock, NULL);
+	kmalloc_fork_child();
+	/* A forked child is a new process for membarrier: register it again. */
 	if (slub_percpu_rseq && os_membarrier_register_rseq())
 		slub_report("membarrier registration failed in a forked child");
 }
@@ -77,7 +125,7 @@ static void slab_init(void)
 {
 	slub_ensure_init();
 	choose_percpu_mode();
-	pthread_atfork(NULL, NULL, slab_fork_child);
+	pthread_atfork(slab_fork_prepare, slab_fork_parent, slab_fork_child);
 	struct kmem_cache *s = &boot_kmem_cache;
 	strcpy(s->name, "kmem_cache");
 	s->object_size = sizeof(struct kmem_cache);
