@@ -165,21 +165,22 @@ enum kobj_kind { KOBJ_BAD, KOBJ_SLAB, KOBJ_LARGE };
 static inline enum kobj_kind classify(const void *p, const char *caller,
 				      struct kmem_cache **sp, struct page **pagep)
 {
+	uintptr_t start;
+	struct page *slab = object_slab(p, &start);
+	if (likely(slab)) {
+		struct kmem_cache *s = slab->slab_cache;
+		if (unlikely(!slab_object_valid_at(s, slab, start, p))) {
+			slab_bad_free(p, s, caller);
+			return KOBJ_BAD;
+		}
+		*sp = s;
+		*pagep = slab;
+		return KOBJ_SLAB;
+	}
 	struct page *page = memmap_virt_to_page(p);
 	if (page) {
 		struct page *head = compound_head(page);
-		uint32_t flags = page_flags(head);
-		if (likely(flags & PG_slab)) {
-			struct kmem_cache *s = head->slab_cache;
-			if (unlikely(!slab_object_valid(s, head, p))) {
-				slab_bad_free(p, s, caller);
-				return KOBJ_BAD;
-			}
-			*sp = s;
-			*pagep = head;
-			return KOBJ_SLAB;
-		}
-		if ((flags & PG_kmalloc_large) && p == memmap_page_address(head)) {
+		if ((page_flags(head) & PG_kmalloc_large) && p == memmap_page_address(head)) {
 			*pagep = head;
 			return KOBJ_LARGE;
 		}

@@ -210,12 +210,37 @@ static inline void *slab_address(const struct page *slab)
  * slabs) and sizes too, so (off * ceil(2^44 / size)) >> 44 is the exact
  * quotient: one multiply instead of a division on every free.
  */
-static inline bool slab_object_valid(const struct kmem_cache *s, struct page *slab, const void *p)
+static inline bool slab_object_valid_at(const struct kmem_cache *s, struct page *slab,
+					uintptr_t slab_start, const void *p)
 {
-	uintptr_t off = (uintptr_t)p - ((uintptr_t)slab_address(slab) + s->red_left_pad);
+	uintptr_t off = (uintptr_t)p - (slab_start + s->red_left_pad);
 	uint64_t idx = ((uint64_t)off * s->reciprocal_size) >> 44;
 	union slab_counters c = { .counters = __atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
 	return off < (1UL << 22) && idx * s->size == off && idx < c.objects;
+}
+
+static inline bool slab_object_valid(const struct kmem_cache *s, struct page *slab, const void *p)
+{
+	return slab_object_valid_at(s, slab, (uintptr_t)slab_address(slab), p);
+}
+
+/*
+ * The slab holding @p and the address of the slab's first page, from one
+ * table lookup (a slab's descriptors are in the same region as its pages),
+ * or NULL if @p is in no slab.
+ */
+static inline struct page *object_slab(const void *p, uintptr_t *slab_start)
+{
+	uintptr_t a = (uintptr_t)p;
+	uintptr_t base = memmap_region_base(a);
+	if (unlikely(!base))
+		return NULL;
+	struct page *page = (struct page *)(base + ((a - base) >> PAGE_SHIFT) * sizeof(struct page));
+	struct page *head = compound_head(page);
+	if (unlikely(!(page_flags(head) & PG_slab)))
+		return NULL;
+	*slab_start = base + (((uintptr_t)head - base) / sizeof(struct page)) * PAGE_SIZE;
+	return head;
 }
 
 /* Report a free of something that is not an object (slab_common.c). */
@@ -228,13 +253,14 @@ __hidden __cold void slab_bad_free(const void *object, struct kmem_cache *s, con
 static inline struct kmem_cache *slab_free_prepare(const void *object, struct page **slabp,
 						   const char *caller)
 {
-	struct page *slab = virt_to_slab(object);
+	uintptr_t start;
+	struct page *slab = object_slab(object, &start);
 	if (unlikely(!slab)) {
 		slab_bad_free(object, NULL, caller);
 		return NULL;
 	}
 	struct kmem_cache *s = slab->slab_cache;
-	if (unlikely(!slab_object_valid(s, slab, object))) {
+	if (unlikely(!slab_object_valid_at(s, slab, start, object))) {
 		slab_bad_free(object, s, caller);
 		return NULL;
 	}
