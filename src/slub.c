@@ -474,12 +474,16 @@ void __slab_free(struct kmem_cache *s, struct page *slab, void *object)
 	union slab_counters old, new;
 
 	for (;;) {
+		if (locked) {	/* the decision was for a state that is gone */
+			pthread_mutex_unlock(&n->list_lock);
+			locked = false;
+		}
 		prior = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
 		old = read_counters(slab);
 		set_freepointer(s, object, prior);
 		new = old;
 		new.inuse--;
-		if ((!new.inuse || !prior) && !old.frozen && !locked &&
+		if ((!new.inuse || !prior) && !old.frozen &&
 		    (!cpu_partial || prior)) {
 			/* A list may change: decide under the list lock. */
 			pthread_mutex_lock(&n->list_lock);

@@ -130,7 +130,12 @@ int main(void)
 	for (int c = 0; c < NR_CACHES; c++) {
 		char name[32];
 		snprintf(name, sizeof(name), "stress-%u", sizes[c]);
-		caches[c] = kmem_cache_create(name, sizes[c], 0, 0, NULL);
+		/*
+		 * One cache with a debug flag: debug caches keep no per-CPU
+		 * partial slabs, so frees there take the node-list paths.
+		 */
+		caches[c] = kmem_cache_create(name, sizes[c], 0,
+					      c == 1 ? SLAB_CONSISTENCY_CHECKS : 0, NULL);
 		CHECK(caches[c] != NULL);
 	}
 	pthread_create(&sh, NULL, shrinker, &shrinks);
