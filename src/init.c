@@ -20,31 +20,47 @@ int slub_unusable;
  * page allocator's locks in their order.  The child makes them all new:
  * a lock held by another thread at fork time would never be released.
  */
+/* Whether this fork's prepare took the page allocator's locks (set up yet?). */
+static bool fork_took_pages;
+
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&options_lock);
-	page_alloc_fork_prepare();
+	/* Start-up sets slub_started under options_lock: stable here. */
+	fork_took_pages = __atomic_load_n(&slub_started, __ATOMIC_RELAXED);
+	if (fork_took_pages)
+		page_alloc_fork_prepare();
 }
 
 static void fork_parent(void)
 {
-	page_alloc_fork_parent();
+	if (fork_took_pages)
+		page_alloc_fork_parent();
 	pthread_mutex_unlock(&options_lock);
 }
 
 static void fork_child(void)
 {
-	page_alloc_fork_child();
+	if (fork_took_pages)
+		page_alloc_fork_child();
 	pthread_mutex_init(&options_lock, NULL);
+}
+
+/*
+ * Registered when the library loads, before any handler the program
+ * registers later: prepare handlers run last-registered-first, so a
+ * program's handler that allocates runs while our locks are still free.
+ * The locks are statically valid before start-up.
+ */
+__attribute__((constructor(101))) static void register_fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 void slub_init_slow(void)
 {
-	bool first = false;
-
 	pthread_mutex_lock(&options_lock);
 	if (!__atomic_load_n(&slub_started, __ATOMIC_RELAXED)) {
-		first = true;
 		/* secure_getenv: a setuid program must not take file names from us. */
 		const char *env = secure_getenv("SLUB_OPTIONS");
 		/* Quietly first: reports about options belong in slub_report_file. */
@@ -68,7 +84,4 @@ void slub_init_slow(void)
 		__atomic_store_n(&slub_started, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&options_lock);
-	/* Outside the lock: registering may allocate (through us, later). */
-	if (first)
-		pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

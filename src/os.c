@@ -206,7 +206,8 @@ void os_membarrier_rseq(unsigned int cpu)
 
 void os_init(void)
 {
-	if (&__rseq_size && &__rseq_offset && __rseq_size >= 8)
+	/* The sequences write rseq_cs (offset 8): the original 20-byte ABI has it. */
+	if (&__rseq_size && &__rseq_offset && __rseq_size >= 20)
 		os_rseq_offset = __rseq_offset;
 	(void)os_possible_cpus();
 }

@@ -276,6 +276,17 @@ static inline uintptr_t rseq_abi(void)
 	return os_thread_pointer() + (uintptr_t)os_rseq_offset;
 }
 
+/*
+ * The slot index for the CPU we run on.  CPU numbers are below the count
+ * of possible CPUs, unless that count came from a fallback (no sysfs); a
+ * stray number then shares a slot, which is correct, only less local.
+ */
+static inline unsigned int this_cpu_slot(const struct kmem_cache *s)
+{
+	unsigned int cpu = os_current_cpu();
+	return likely(cpu < s->nr_cpu_slots) ? cpu : cpu % s->nr_cpu_slots;
+}
+
 static inline struct kmem_cache_cpu *cpu_slot(struct kmem_cache *s, unsigned int cpu)
 {
 	return &s->cpu_slab[cpu];

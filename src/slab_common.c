@@ -116,16 +116,30 @@ static void slab_fork_child(void)
 	}
 	pthread_mutex_init(&slab_caches_lock, NULL);
 	kmalloc_fork_child();
-	/* A forked child is a new process for membarrier: register it again. */
-	if (slub_percpu_rseq && os_membarrier_register_rseq())
-		slub_report("membarrier registration failed in a forked child");
+	/*
+	 * A forked child is a new process for membarrier: register it again.
+	 * Should that fail, the child (one thread now) can still switch to
+	 * the cmpxchg16b protocol: the slots are valid in both.
+	 */
+	if (slub_percpu_rseq && os_membarrier_register_rseq()) {
+		slub_percpu_rseq = 0;
+		slub_report("membarrier registration failed in a forked child; using cmpxchg16b");
+	}
+}
+
+/*
+ * After the page allocator's handlers (constructor 101), so that this
+ * prepare runs first: slab locks before page allocator locks.
+ */
+__attribute__((constructor(102))) static void register_slab_fork_handlers(void)
+{
+	pthread_atfork(slab_fork_prepare, slab_fork_parent, slab_fork_child);
 }
 
 static void slab_init(void)
 {
 	slub_ensure_init();
 	choose_percpu_mode();
-	pthread_atfork(slab_fork_prepare, slab_fork_parent, slab_fork_child);
 	struct kmem_cache *s = &boot_kmem_cache;
 	strcpy(s->name, "kmem_cache");
 	s->object_size = sizeof(struct kmem_cache);

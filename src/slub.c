@@ -219,7 +219,7 @@ static void put_partials(struct kmem_cache *s, struct page *list)
 /* A slab that was full got a free object: keep it on this CPU's partial list. */
 static void put_cpu_partial(struct kmem_cache *s, struct page *slab)
 {
-	struct kmem_cache_cpu *c = cpu_slot(s, os_current_cpu());
+	struct kmem_cache_cpu *c = cpu_slot(s, this_cpu_slot(s));
 	struct page *flush = NULL;
 
 	pthread_mutex_lock(&c->lock);
@@ -326,7 +326,7 @@ void kmem_cache_flush_all(struct kmem_cache *s)
 void *slab_alloc_fast_cas(struct kmem_cache *s)
 {
 	for (;;) {
-		struct kmem_cache_cpu *c = cpu_slot(s, os_current_cpu());
+		struct kmem_cache_cpu *c = cpu_slot(s, this_cpu_slot(s));
 		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
 		void *object = __atomic_load_n(&c->freelist, __ATOMIC_ACQUIRE);
 		if (unlikely((tid & 1) || !object))
@@ -341,7 +341,7 @@ void *slab_alloc_fast_cas(struct kmem_cache *s)
 bool slab_free_fast_cas(struct kmem_cache *s, struct page *slab, void *object)
 {
 	for (;;) {
-		struct kmem_cache_cpu *c = cpu_slot(s, os_current_cpu());
+		struct kmem_cache_cpu *c = cpu_slot(s, this_cpu_slot(s));
 		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
 		if (unlikely(tid & 1) || __atomic_load_n(&c->slab, __ATOMIC_RELAXED) != slab)
 			return false;
@@ -415,7 +415,7 @@ static struct page *get_cpu_partial(struct kmem_cache_cpu *c, void **freelist)
 
 void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
-	unsigned int cpu = os_current_cpu();
+	unsigned int cpu = this_cpu_slot(s);
 	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 	unsigned long tid;
 	void *object;

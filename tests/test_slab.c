@@ -313,8 +313,17 @@ static void percpu_mode(void)
 		CHECK_EQ(slub_percpu_rseq, 0);
 }
 
+/* A program's own fork handler that allocates (registered before first use). */
+static void prepare_that_allocates(void)
+{
+	kfree(kmalloc(3000, GFP_KERNEL));
+	if (churn_cache)
+		kmem_cache_free(churn_cache, kmem_cache_alloc(churn_cache, GFP_KERNEL));
+}
+
 int main(void)
 {
+	pthread_atfork(prepare_that_allocates, NULL, NULL);
 	kfree(kmalloc(8, GFP_KERNEL));	/* start the slab layer */
 	RUN(percpu_mode);
 	RUN(alloc_free_distinct);
