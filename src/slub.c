@@ -436,11 +436,16 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	if (!slab)
 		slab = get_partial(s, c, &object);
 	if (!slab) {
-		/* The page allocator takes its own locks (after ours in order). */
+		/*
+		 * A new slab, made with the slot open and unlocked, as the
+		 * kernel does: constructors may allocate (from any cache), and
+		 * the page allocator may take long; this CPU's other threads
+		 * need not wait for either.
+		 */
+		publish_slot(c, tid, NULL, NULL);
+		pthread_mutex_unlock(&c->lock);
 		slab = allocate_slab(s, gfp, node);
 		if (unlikely(!slab)) {
-			publish_slot(c, tid, NULL, NULL);
-			pthread_mutex_unlock(&c->lock);
 			slab_out_of_memory(s, gfp);
 			errno = ENOMEM;
 			return NULL;
@@ -451,6 +456,14 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 		cnt.inuse = cnt.objects;
 		cnt.frozen = 1;
 		slab->counters = cnt.counters;
+
+		/* Maybe on another CPU by now; that slot may have a slab again. */
+		cpu = this_cpu_slot(s);
+		c = cpu_slot(s, cpu);
+		pthread_mutex_lock(&c->lock);
+		void *old_freelist = retire_slot(c, cpu, &tid);
+		if (c->slab)
+			deactivate_slab(s, c->slab, old_freelist);
 	}
 load:
 	publish_slot(c, tid, slab, get_freepointer(s, object));
