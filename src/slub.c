@@ -574,22 +574,14 @@ int __kmem_cache_shrink(struct kmem_cache *s)
 	return READ_ONCE(n->nr_slabs) ? 1 : 0;
 }
 
-/* Shrink for destroy; returns the objects still in use (0: all gone). */
+/*
+ * Shrink for destroy; returns the slabs still holding objects in use
+ * (0: all gone).  After a shrink every remaining slab has one.
+ */
 unsigned long __kmem_cache_release(struct kmem_cache *s)
 {
-	struct kmem_cache_node *n = get_node(s);
-	unsigned long inuse = 0;
-
 	__kmem_cache_shrink(s);
-	pthread_mutex_lock(&n->list_lock);
-	struct list_head *pos;
-	list_for_each(pos, &n->partial)
-		inuse += read_counters(list_entry(pos, struct page, lru)).inuse;
-	pthread_mutex_unlock(&n->list_lock);
-	/* Full slabs are on no list: count them through the totals. */
-	if (READ_ONCE(n->nr_slabs) && !inuse)
-		inuse = READ_ONCE(n->total_objects);
-	return READ_ONCE(n->nr_slabs) ? (inuse ? inuse : 1) : 0;
+	return READ_ONCE(get_node(s)->nr_slabs);
 }
 
 /* ---- validation ------------------------------------------------------------------------ */
