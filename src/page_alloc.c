@@ -434,17 +434,15 @@ unsigned long page_alloc_decay(uint64_t now_ms)
 {
 	unsigned long pages = 0;
 	slub_ensure_init();
-	for (int nid = 0; nid < MAX_NUMNODES; nid++)
-		for (int zt = 0; zt < MAX_NR_ZONES; zt++) {
-			struct zone *z = &page_alloc_nodes[nid].node_zones[zt];
-			pthread_mutex_lock(&z->lock);
-			if (now_ms >= decay_ms) {
-				unsigned long n;
-				while ((n = zone_decay(z, decommit_order, now_ms - decay_ms, 64)))
-					pages += n;
-			}
-			pthread_mutex_unlock(&z->lock);
+	for_each_zone(z) {
+		pthread_mutex_lock(&z->lock);
+		if (now_ms >= decay_ms) {
+			unsigned long n;
+			while ((n = zone_decay(z, decommit_order, now_ms - decay_ms, 64)))
+				pages += n;
 		}
+		pthread_mutex_unlock(&z->lock);
+	}
 	return pages;
 }
 
@@ -453,27 +451,21 @@ unsigned long slub_reclaim(void)
 	unsigned long pages = 0;
 	slub_ensure_init();
 	page_alloc_drain_pcp();
-	for (int nid = 0; nid < MAX_NUMNODES; nid++)
-		for (int zt = 0; zt < MAX_NR_ZONES; zt++) {
-			struct zone *z = &page_alloc_nodes[nid].node_zones[zt];
-			pthread_mutex_lock(&z->lock);
-			/*
-			 * Isolate every dirty block in one sweep, so that blocks
-			 * coming back clean cannot merge into dirty ones; a
-			 * second sweep catches what other threads freed meanwhile.
-			 */
-			for (int pass = 0; pass < 2; pass++)
-				pages += zone_decay(z, 0, UINT64_MAX, UINT32_MAX);
-			pthread_mutex_unlock(&z->lock);
-		}
+	for_each_zone(z) {
+		pthread_mutex_lock(&z->lock);
+		/*
+		 * Isolate every dirty block in one sweep, so that blocks
+		 * coming back clean cannot merge into dirty ones; a
+		 * second sweep catches what other threads freed meanwhile.
+		 */
+		for (int pass = 0; pass < 2; pass++)
+			pages += zone_decay(z, 0, UINT64_MAX, UINT32_MAX);
+		pthread_mutex_unlock(&z->lock);
+	}
 	return pages;
 }
 
 /* ---- fork ------------------------------------------------------------------ */
-
-#define for_each_zone(z)                                                      \
-	for (struct zone *z = &page_alloc_nodes[0].node_zones[0];            \
-	     z < &page_alloc_nodes[MAX_NUMNODES - 1].node_zones[MAX_NR_ZONES]; z++)
 
 void page_alloc_fork_prepare(void)
 {

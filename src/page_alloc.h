@@ -59,6 +59,11 @@ struct pglist_data {
 
 extern __hidden struct pglist_data page_alloc_nodes[MAX_NUMNODES];
 
+/* Every zone of every node (declares @z). */
+#define for_each_zone(z)                                                      \
+	for (struct zone *z = &page_alloc_nodes[0].node_zones[0];            \
+	     z < &page_alloc_nodes[MAX_NUMNODES - 1].node_zones[MAX_NR_ZONES]; z++)
+
 /* Statistics that do not belong to one zone. */
 struct page_alloc_stats {
 	unsigned long large_allocs;	/* live large-region allocations */

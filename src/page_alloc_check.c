@@ -169,16 +169,14 @@ unsigned long page_alloc_validate(void)
 {
 	unsigned long errors = 0;
 	slub_ensure_init();
-	for (int nid = 0; nid < MAX_NUMNODES; nid++)
-		for (int zt = 0; zt < MAX_NR_ZONES; zt++) {
-			struct zone *z = &page_alloc_nodes[nid].node_zones[zt];
-			/* Lock order: pcp lists, then the zone. */
-			unsigned long pcp_listed = pcp_lock_all(z);
-			pthread_mutex_lock(&z->lock);
-			errors += validate_zone(z, pcp_listed);
-			pthread_mutex_unlock(&z->lock);
-			pcp_unlock_all(z);
-		}
+	for_each_zone(z) {
+		/* Lock order: pcp lists, then the zone. */
+		unsigned long pcp_listed = pcp_lock_all(z);
+		pthread_mutex_lock(&z->lock);
+		errors += validate_zone(z, pcp_listed);
+		pthread_mutex_unlock(&z->lock);
+		pcp_unlock_all(z);
+	}
 	return errors;
 }
 

@@ -187,7 +187,6 @@ void pcp_drain_zone(struct zone *z)
 
 void page_alloc_drain_pcp(void)
 {
-	for (int nid = 0; nid < MAX_NUMNODES; nid++)
-		for (int zt = 0; zt < MAX_NR_ZONES; zt++)
-			pcp_drain_zone(&page_alloc_nodes[nid].node_zones[zt]);
+	for_each_zone(z)
+		pcp_drain_zone(z);
 }

@@ -128,6 +128,16 @@ static void discard_slab(struct kmem_cache *s, struct page *slab)
 	__free_pages(slab, slab->order);
 }
 
+/* Free a chain (via page->next) of empty slabs, with no list lock held. */
+static void discard_slabs(struct kmem_cache *s, struct page *list)
+{
+	while (list) {
+		struct page *slab = list;
+		list = slab->next;
+		discard_slab(s, slab);
+	}
+}
+
 /* ---- freezing and unfreezing --------------------------------------------------- */
 
 /*
@@ -209,11 +219,7 @@ static void put_partials(struct kmem_cache *s, struct page *list)
 		}
 	}
 	pthread_mutex_unlock(&n->list_lock);
-	while (discard) {
-		struct page *slab = discard;
-		discard = slab->next;
-		discard_slab(s, slab);
-	}
+	discard_slabs(s, discard);
 }
 
 /* A slab that was full got a free object: keep it on this CPU's partial list. */
@@ -566,11 +572,7 @@ int __kmem_cache_shrink(struct kmem_cache *s)
 			add_partial(n, slab, true);
 		}
 	pthread_mutex_unlock(&n->list_lock);
-	while (discard) {
-		struct page *slab = discard;
-		discard = slab->next;
-		discard_slab(s, slab);
-	}
+	discard_slabs(s, discard);
 	return READ_ONCE(n->nr_slabs) ? 1 : 0;
 }
 
