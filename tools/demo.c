@@ -1,8 +1,10 @@
 /*
- * demo.c - what libslub does so far, shown on the page allocator: allocate
- * and free blocks of every order and print the buddy free lists per zone
- * and order after each step, as /proc/buddyinfo does.
+ * demo.c - what libslub does so far: the page allocator (blocks of every
+ * order, the buddy free lists per zone and order after each step, as
+ * /proc/buddyinfo shows them), then an object cache and the kmalloc size
+ * classes on top of it.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +69,34 @@ int main(void)
 	show("after slub_reclaim(): per-CPU lists drained, every section whole again: one\n"
 	     "   order-8, one order-9 and fifteen order-10 blocks (its first 1 MiB holds the\n"
 	     "   section's own page descriptors)");
+
+	/* Object caches on top: SLUB packs objects into slabs of pages. */
+	struct task { int pid; char comm[16]; long state; void *mm; char pad[64]; };
+	struct kmem_cache *tasks = kmem_cache_create("task_struct", sizeof(struct task), 0,
+						     SLAB_HWCACHE_ALIGN, NULL);
+	enum { NR_TASKS = 10000 };
+	static struct task *t[NR_TASKS];
+	for (int i = 0; i < NR_TASKS; i++) {
+		t[i] = kmem_cache_zalloc(tasks, GFP_KERNEL);
+		t[i]->pid = i;
+	}
+	printf("\nkmem_cache \"task_struct\": %d objects of %u bytes, the first at %p (64-byte aligned: %s)\n",
+	       NR_TASKS, kmem_cache_size(tasks), (void *)t[0], ((uintptr_t)t[0] & 63) ? "no" : "yes");
+	show("with 10000 task_structs allocated: their slabs came from the buddy lists");
+	for (int i = 0; i < NR_TASKS; i++)
+		kmem_cache_free(tasks, t[i]);
+	printf("kmem_cache_shrink() after freeing them all: %d (0: no slab left)\n",
+	       kmem_cache_shrink(tasks));
+	kmem_cache_destroy(tasks);
+
+	printf("\nkmalloc size classes (request -> ksize):");
+	static const size_t sizes[] = { 1, 9, 33, 65, 100, 129, 200, 700, 3000, 5000, 9000, 70000 };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		void *p = kmalloc(sizes[i], GFP_KERNEL);
+		printf("%s %zu->%zu", i % 6 ? "," : "\n ", sizes[i], ksize(p));
+		kfree(p);
+	}
+	printf("\n(above 8 KiB kmalloc takes whole pages: power-of-two orders from the page allocator)\n");
 	printf("errors reported: %lu\n", slub_errors());
 	return slub_errors() ? 1 : 0;
 }
