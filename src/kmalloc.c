@@ -242,9 +242,24 @@ static inline void kfree_checked(const void *p, const char *caller)
 	}
 }
 
-void kfree(const void *p)
+static __noinline void kfree_slow(const void *p)
 {
 	kfree_checked(p, "kfree");
+}
+
+void kfree(const void *p)
+{
+	/* The common case inline; NULL, ZERO_SIZE_PTR, large blocks and bad pointers below. */
+	uintptr_t start;
+	struct page *slab = object_slab(p, &start);
+	if (likely(slab)) {
+		struct kmem_cache *s = slab->slab_cache;
+		if (likely(slab_object_valid_at(s, slab, start, p))) {
+			slab_free(s, slab, (void *)p);
+			return;
+		}
+	}
+	kfree_slow(p);
 }
 
 void kfree_sensitive(const void *p)

@@ -30,10 +30,15 @@
 	".quad " #start "f, (" #post "f - " #start "f), " #abort "f\n\t"         \
 	".popsection\n\t"
 
+/*
+ * Every access to the rseq area goes through %fs with the area's offset
+ * from the thread pointer in a register (@abi): struct rseq has cpu_id at
+ * 4 and rseq_cs at 8.  Entering stores the descriptor's address there.
+ */
 #define RSEQ_ENTER(abi, tmp)                                                     \
 	"0:\n\t"                                                                 \
 	"leaq 9b(%%rip), %" tmp "\n\t"                                           \
-	"movq %" tmp ", 8(%" abi ")\n\t"
+	"movq %" tmp ", %%fs:8(%" abi ")\n\t"
 
 #define RSEQ_ABORT_RESTART                                                       \
 	".pushsection __rseq_failure, \"ax\"\n\t"                                \
@@ -43,90 +48,89 @@
 	"jmp 0b\n\t"                                                             \
 	".popsection\n\t"
 
-/* The slot of this CPU: slots + cpu * 128, or out if cpu_id is not usable. */
+/* The slot of this CPU: slots + cpu * 128, or jump to @out if cpu_id is not usable. */
 #define RSEQ_SLOT(abi, slots, nr, c, out)                                        \
-	"movl 4(%" abi "), %k" c "\n\t"                                          \
+	"movl %%fs:4(%" abi "), %k" c "\n\t"                                     \
 	"cmpq %" nr ", %" c "\n\t"                                               \
-	"jae " out "\n\t"                                                        \
+	"jae %l[" out "]\n\t"                                                    \
 	"shlq $7, %" c "\n\t"                                                    \
 	"addq %" slots ", %" c "\n\t"
 
 /*
- * Pop the first object of this CPU's freelist.  Returns 1 and the object,
- * or 0: slot marked, freelist empty, or no usable CPU number.
+ * Pop the first object of this CPU's freelist, or NULL: slot marked,
+ * freelist empty, or no usable CPU number.  Not an asm goto: compilers
+ * disagree on what asm goto outputs hold on the jump edges, so every way
+ * out leaves the answer in @obj.
  */
-static __attribute__((always_inline)) inline int
-rseq_freelist_pop(uintptr_t abi, void *slots, unsigned long nr, unsigned long fp_offset,
-		  void **object)
+static __attribute__((always_inline)) inline void *
+rseq_freelist_pop(intptr_t abi, void *slots, unsigned long nr, unsigned long fp_offset)
 {
 	void *obj;
 	unsigned long c, next;
-	int ok;
 	__asm__ __volatile__(
 		RSEQ_CS_DESCRIPTOR(1, 2, 4)
 		RSEQ_ENTER("[abi]", "[c]")
 		"1:\n\t"
-		RSEQ_SLOT("[abi]", "[slots]", "[nr]", "[c]", "5f")
+		"xorl %k[obj], %k[obj]\n\t"
+		"movl %%fs:4(%[abi]), %k[c]\n\t"
+		"cmpq %[nr], %[c]\n\t"
+		"jae 2f\n\t"
+		"shlq $7, %[c]\n\t"
+		"addq %[slots], %[c]\n\t"
 		"testb $1, 8(%[c])\n\t"
-		"jnz 5f\n\t"
+		"jnz 2f\n\t"
 		"movq (%[c]), %[obj]\n\t"
 		"testq %[obj], %[obj]\n\t"
-		"jz 5f\n\t"
+		"jz 2f\n\t"
 		"movq (%[obj], %[off]), %[next]\n\t"
 		"movq %[next], (%[c])\n\t"		/* commit */
 		"2:\n\t"
-		"movl $1, %[ok]\n\t"
-		"jmp 6f\n\t"
 		RSEQ_ABORT_RESTART
-		"5:\n\t"
-		"xorl %[ok], %[ok]\n\t"
-		"6:\n\t"
-		: [obj] "=&r"(obj), [c] "=&r"(c), [next] "=&r"(next), [ok] "=&r"(ok)
+		: [obj] "=&r"(obj), [c] "=&r"(c), [next] "=&r"(next)
 		: [abi] "r"(abi), [slots] "r"(slots), [nr] "r"(nr), [off] "r"(fp_offset)
 		: "memory", "cc");
-	*object = obj;
-	return ok;
+	return obj;
 }
 
+enum rseq_push_result { RSEQ_PUSHED, RSEQ_NOT_CPU_SLAB, RSEQ_DOUBLE_FREE };
+
 /*
- * Push @obj on this CPU's freelist if @slab is the CPU's slab.  Returns 1
- * when pushed, 0 for the slow path, 2 if @obj is already the first free
- * object (a double free).
+ * Push @obj on this CPU's freelist if @slab is the CPU's slab.  A double
+ * free is seen when @obj is already the first free object.  The outputs of
+ * this asm goto are scratch registers only, never read; "volatile" is
+ * spelled out because GCC 12 deleted an asm goto whose outputs were unused.
  */
-static inline int rseq_freelist_push(uintptr_t abi, void *slots, unsigned long nr,
-				     unsigned long fp_offset, void *slab, void *obj)
+static __attribute__((always_inline)) inline enum rseq_push_result
+rseq_freelist_push(intptr_t abi, void *slots, unsigned long nr, unsigned long fp_offset,
+		   void *slab, void *obj)
 {
 	unsigned long c, head;
-	int ret;
-	__asm__ __volatile__(
+	__asm__ __volatile__ goto(
 		RSEQ_CS_DESCRIPTOR(1, 2, 4)
 		RSEQ_ENTER("[abi]", "[c]")
 		"1:\n\t"
-		RSEQ_SLOT("[abi]", "[slots]", "[nr]", "[c]", "5f")
+		RSEQ_SLOT("[abi]", "[slots]", "[nr]", "[c]", "other")
 		"testb $1, 8(%[c])\n\t"
-		"jnz 5f\n\t"
+		"jnz %l[other]\n\t"
 		"cmpq %[slab], 16(%[c])\n\t"
-		"jne 5f\n\t"
+		"jne %l[other]\n\t"
 		"movq (%[c]), %[head]\n\t"
 		"cmpq %[head], %[obj]\n\t"
-		"je 7f\n\t"
+		"je %l[twice]\n\t"
 		"movq %[head], (%[obj], %[off])\n\t"
 		"movq %[obj], (%[c])\n\t"		/* commit */
 		"2:\n\t"
-		"movl $1, %[ret]\n\t"
-		"jmp 6f\n\t"
 		RSEQ_ABORT_RESTART
-		"7:\n\t"
-		"movl $2, %[ret]\n\t"
-		"jmp 6f\n\t"
-		"5:\n\t"
-		"xorl %[ret], %[ret]\n\t"
-		"6:\n\t"
-		: [c] "=&r"(c), [head] "=&r"(head), [ret] "=&r"(ret)
+		: [c] "=&r"(c), [head] "=&r"(head)
 		: [abi] "r"(abi), [slots] "r"(slots), [nr] "r"(nr), [off] "r"(fp_offset),
 		  [slab] "r"(slab), [obj] "r"(obj)
-		: "memory", "cc");
-	return ret;
+		: "memory", "cc"
+		: other, twice);
+	return RSEQ_PUSHED;
+other:
+	return RSEQ_NOT_CPU_SLAB;
+twice:
+	return RSEQ_DOUBLE_FREE;
 }
 
 /*
@@ -135,30 +139,27 @@ static inline int rseq_freelist_push(uintptr_t abi, void *slots, unsigned long n
  * that began before was preempted by us and will restart, and sees the
  * mark.  Returns 0 if we are not on @cpu.
  */
-static inline int rseq_slot_mark(uintptr_t abi, unsigned long *tid, unsigned int cpu)
+static inline int rseq_slot_mark(intptr_t abi, unsigned long *tid, unsigned int cpu)
 {
 	unsigned long tmp;
-	int ok;
-	__asm__ __volatile__(
+	__asm__ __volatile__ goto(
 		RSEQ_CS_DESCRIPTOR(1, 2, 4)
 		RSEQ_ENTER("[abi]", "[tmp]")
 		"1:\n\t"
-		"cmpl 4(%[abi]), %[cpu]\n\t"
-		"jne 5f\n\t"
+		"cmpl %%fs:4(%[abi]), %[cpu]\n\t"
+		"jne %l[elsewhere]\n\t"
 		"movq (%[tid]), %[tmp]\n\t"
 		"orq $1, %[tmp]\n\t"
 		"movq %[tmp], (%[tid])\n\t"		/* commit */
 		"2:\n\t"
-		"movl $1, %[ok]\n\t"
-		"jmp 6f\n\t"
 		RSEQ_ABORT_RESTART
-		"5:\n\t"
-		"xorl %[ok], %[ok]\n\t"
-		"6:\n\t"
-		: [tmp] "=&r"(tmp), [ok] "=&r"(ok)
+		: [tmp] "=&r"(tmp)
 		: [abi] "r"(abi), [tid] "r"(tid), [cpu] "r"(cpu)
-		: "memory", "cc");
-	return ok;
+		: "memory", "cc"
+		: elsewhere);
+	return 1;
+elsewhere:
+	return 0;
 }
 
 #else

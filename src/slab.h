@@ -268,8 +268,12 @@ static inline struct kmem_cache *slab_free_prepare(const void *object, struct pa
 	return s;
 }
 
-/* Nonzero: fast paths are rseq sequences (decided once at start-up). */
-extern __hidden int slub_percpu_rseq;
+/*
+ * Nonzero: the fast paths are rseq sequences, and this is the offset of the
+ * thread's rseq area from the thread pointer (decided once at start-up;
+ * one load tells both the mode and where to look).
+ */
+extern __hidden intptr_t slub_percpu_rseq;
 
 static inline uintptr_t rseq_abi(void)
 {
@@ -280,11 +284,30 @@ static inline uintptr_t rseq_abi(void)
  * The slot index for the CPU we run on.  CPU numbers are below the count
  * of possible CPUs, unless that count came from a fallback (no sysfs); a
  * stray number then shares a slot, which is correct, only less local.
+ * The answer is remembered as this thread's hint for the CAS fast paths.
  */
+extern __hidden __thread unsigned int slab_cpu_hint __attribute__((tls_model("initial-exec")));
+
 static inline unsigned int this_cpu_slot(const struct kmem_cache *s)
 {
 	unsigned int cpu = os_current_cpu();
-	return likely(cpu < s->nr_cpu_slots) ? cpu : cpu % s->nr_cpu_slots;
+	if (unlikely(cpu >= s->nr_cpu_slots))
+		cpu %= s->nr_cpu_slots;
+	slab_cpu_hint = cpu;
+	return cpu;
+}
+
+/*
+ * The slot the CAS fast paths use: the CPU this thread was on at its last
+ * slow path or failed CAS.  Asking the CPU on every operation costs more
+ * than the operation (sched_getcpu() without rseq); a stale hint is still
+ * correct, because the tid and the 16-byte CAS make any slot safe to share,
+ * and a thread sharing a busy slot soon fails a CAS and looks again.
+ */
+static inline unsigned int cas_cpu_slot(const struct kmem_cache *s)
+{
+	unsigned int cpu = slab_cpu_hint;
+	return likely(cpu < s->nr_cpu_slots) ? cpu : this_cpu_slot(s);
 }
 
 static inline struct kmem_cache_cpu *cpu_slot(struct kmem_cache *s, unsigned int cpu)
@@ -327,68 +350,50 @@ __hidden void set_cpu_partial(struct kmem_cache *s);
 /* ---- fast paths ------------------------------------------------------------- */
 
 /*
- * The cmpxchg16b versions of the fast paths (slub.c), out of line so that
- * the rseq versions below stay small and need no saved registers.
+ * Shape: the inline part is a leaf that ends in a return or a tail call,
+ * so it saves no registers; everything rarer (an empty freelist,
+ * __GFP_ZERO, a free outside the cpu slab, the cmpxchg16b mode) is one
+ * out-of-line call (slub.c).
  */
-__hidden void *slab_alloc_fast_cas(struct kmem_cache *s);
-__hidden bool slab_free_fast_cas(struct kmem_cache *s, struct page *slab, void *object);
-
-/*
- * Pop one object from this CPU's lockless freelist, or NULL: then the
- * caller goes to the slow path (slot marked, freelist empty, no CPU).
- */
-static inline void *slab_alloc_fast(struct kmem_cache *s)
-{
-#if SLUB_HAVE_RSEQ_ASM
-	if (likely(slub_percpu_rseq)) {
-		void *object;
-		if (likely(rseq_freelist_pop(rseq_abi(), s->cpu_slab, s->nr_cpu_slots, s->offset,
-					     &object)))
-			return object;
-		return NULL;
-	}
-#endif
-	return slab_alloc_fast_cas(s);
-}
-
-/*
- * Push @object on this CPU's lockless freelist if it belongs to the cpu
- * slab; false otherwise (the caller frees it to its slab).
- */
-static inline bool slab_free_fast(struct kmem_cache *s, struct page *slab, void *object)
-{
-#if SLUB_HAVE_RSEQ_ASM
-	if (likely(slub_percpu_rseq)) {
-		int ret = rseq_freelist_push(rseq_abi(), s->cpu_slab, s->nr_cpu_slots, s->offset,
-					     slab, object);
-		if (unlikely(ret == 2))
-			slab_double_free(s, object);
-		return ret != 0;
-	}
-#endif
-	return slab_free_fast_cas(s, slab, object);
-}
+__hidden void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object);
+__hidden void *slab_alloc_cas(struct kmem_cache *s, gfp_t gfp, int node);
+__hidden void slab_free_cas(struct kmem_cache *s, struct page *slab, void *object);
 
 /* The whole allocation: fast path, slow path, __GFP_ZERO. */
 static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
-	void *object = slab_alloc_fast(s);
-	if (unlikely(!object)) {
-		object = __slab_alloc(s, gfp, node);
-		if (!object)
-			return NULL;
+#if SLUB_HAVE_RSEQ_ASM
+	intptr_t abi = slub_percpu_rseq;
+	if (likely(abi)) {
+		void *object = rseq_freelist_pop(abi, s->cpu_slab, s->nr_cpu_slots, s->offset);
+		if (likely(object && !(gfp & __GFP_ZERO)))
+			return object;
+		return slab_alloc_finish(s, gfp, node, object);
 	}
-	if (unlikely(gfp & __GFP_ZERO))
-		slab_zero_object(s, object);
-	return object;
+#endif
+	return slab_alloc_cas(s, gfp, node);
 }
 
 /* Free a checked object: to the CPU freelist, else to its slab. */
 static inline void slab_free(struct kmem_cache *s, struct page *slab, void *object)
 {
-	if (likely(slab_free_fast(s, slab, object)))
-		return;
-	__slab_free(s, slab, object);
+#if SLUB_HAVE_RSEQ_ASM
+	intptr_t abi = slub_percpu_rseq;
+	if (likely(abi)) {
+		switch (rseq_freelist_push(abi, s->cpu_slab, s->nr_cpu_slots, s->offset, slab,
+					   object)) {
+		case RSEQ_PUSHED:
+			return;
+		case RSEQ_DOUBLE_FREE:
+			slab_double_free(s, object);
+			return;
+		case RSEQ_NOT_CPU_SLAB:
+			__slab_free(s, slab, object);
+			return;
+		}
+	}
+#endif
+	slab_free_cas(s, slab, object);
 }
 
 #endif

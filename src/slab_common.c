@@ -62,7 +62,7 @@ static void choose_percpu_mode(void)
 		return;
 	if (os_membarrier_register_rseq())
 		return;
-	slub_percpu_rseq = 1;
+	slub_percpu_rseq = os_rseq_offset;
 #endif
 }
 
@@ -203,20 +203,31 @@ void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t gfp)
 	return slab_alloc(s, gfp | __GFP_ZERO, NUMA_NO_NODE);
 }
 
-void kmem_cache_free(struct kmem_cache *s, void *object)
+/* Everything but a good object of @s: NULL, a bad pointer, another cache's object. */
+static __cold void kmem_cache_free_slow(struct kmem_cache *s, void *object)
 {
 	struct page *slab;
-	if (unlikely(!object))
+	if (!object)
 		return;
 	struct kmem_cache *owner = slab_free_prepare(object, &slab, "kmem_cache_free");
 	if (!owner)
 		return;
-	if (unlikely(owner != s)) {
+	if (owner != s) {
 		slub_report("Wrong slab cache. %s but object is from %s", s ? s->name : "(null)",
 			    owner->name);
 		s = owner;	/* free it where it belongs */
 	}
 	slab_free(s, slab, object);
+}
+
+void kmem_cache_free(struct kmem_cache *s, void *object)
+{
+	uintptr_t start;
+	struct page *slab = object_slab(object, &start);	/* NULL for NULL too */
+	if (likely(slab && slab->slab_cache == s && slab_object_valid_at(s, slab, start, object)))
+		slab_free(s, slab, object);
+	else
+		kmem_cache_free_slow(s, object);
 }
 
 int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t nr, void **p)

@@ -245,7 +245,8 @@ static void put_cpu_partial(struct kmem_cache *s, struct page *slab)
 
 /* ---- the CPU slot protocol (c->lock held) ---------------------------------------- */
 
-int slub_percpu_rseq;
+intptr_t slub_percpu_rseq;
+__thread unsigned int slab_cpu_hint = ~0u;	/* none yet: the first use asks */
 
 /*
  * Retire the slot of @cpu: after this no fast path commits on it until it
@@ -256,7 +257,7 @@ static void *retire_slot(struct kmem_cache_cpu *c, unsigned int cpu, unsigned lo
 #if SLUB_HAVE_RSEQ_ASM
 	if (slub_percpu_rseq) {
 		/* On @cpu: mark in a sequence.  Elsewhere: mark, then restart @cpu's. */
-		if (!rseq_slot_mark(rseq_abi(), &c->tid, cpu)) {
+		if (!rseq_slot_mark(slub_percpu_rseq, &c->tid, cpu)) {
 			__atomic_fetch_or(&c->tid, 1, __ATOMIC_SEQ_CST);
 			os_membarrier_rseq(cpu);
 		}
@@ -329,10 +330,10 @@ void kmem_cache_flush_all(struct kmem_cache *s)
  * decides, from an object another thread may own by then (see
  * get_freepointer_safe); the tid makes the CAS fail in that case.
  */
-void *slab_alloc_fast_cas(struct kmem_cache *s)
+static inline void *alloc_fast_cas(struct kmem_cache *s)
 {
-	for (;;) {
-		struct kmem_cache_cpu *c = cpu_slot(s, this_cpu_slot(s));
+	for (unsigned int cpu = cas_cpu_slot(s);; cpu = this_cpu_slot(s)) {
+		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
 		void *object = __atomic_load_n(&c->freelist, __ATOMIC_ACQUIRE);
 		if (unlikely((tid & 1) || !object))
@@ -343,24 +344,47 @@ void *slab_alloc_fast_cas(struct kmem_cache *s)
 	}
 }
 
-/* The slab is read after the tid: if the slot changed in between, the CAS fails. */
-bool slab_free_fast_cas(struct kmem_cache *s, struct page *slab, void *object)
+/* The allocation in cmpxchg16b mode: fast path, then whatever slab_alloc_finish does. */
+void *slab_alloc_cas(struct kmem_cache *s, gfp_t gfp, int node)
 {
-	for (;;) {
-		struct kmem_cache_cpu *c = cpu_slot(s, this_cpu_slot(s));
+	void *object = alloc_fast_cas(s);
+	if (likely(object && !(gfp & __GFP_ZERO)))
+		return object;
+	return slab_alloc_finish(s, gfp, node, object);
+}
+
+/* After the fast path: the slow path if it found nothing, then __GFP_ZERO. */
+void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
+{
+	if (!object) {
+		object = __slab_alloc(s, gfp, node);
+		if (!object)
+			return NULL;
+	}
+	if (gfp & __GFP_ZERO)
+		slab_zero_object(s, object);
+	return object;
+}
+
+/* The slab is read after the tid: if the slot changed in between, the CAS fails. */
+void slab_free_cas(struct kmem_cache *s, struct page *slab, void *object)
+{
+	for (unsigned int cpu = cas_cpu_slot(s);; cpu = this_cpu_slot(s)) {
+		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
 		if (unlikely(tid & 1) || __atomic_load_n(&c->slab, __ATOMIC_RELAXED) != slab)
-			return false;
+			break;
 		void *head = __atomic_load_n(&c->freelist, __ATOMIC_RELAXED);
 		if (unlikely(object == head)) {
 			/* Freed twice in a row: the freelist would loop. */
 			slab_double_free(s, object);
-			return true;
+			return;
 		}
 		set_freepointer(s, object, head);
 		if (likely(cmpxchg_double(&c->freelist, head, tid, object, tid + 2)))
-			return true;
+			return;
 	}
+	__slab_free(s, slab, object);
 }
 
 /* ---- slow allocation path ---------------------------------------------------------- */

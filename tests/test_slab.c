@@ -308,7 +308,7 @@ static void percpu_mode(void)
 	fprintf(stderr, "   per-CPU fast paths: %s\n", slub_percpu_rseq ? "rseq" : "cmpxchg16b");
 	/* Where glibc registered rseq and nothing turned it off, it is used. */
 	if (SLUB_HAVE_RSEQ_ASM && os_rseq_offset && !rseq_off)
-		CHECK_EQ(slub_percpu_rseq, 1);
+		CHECK(slub_percpu_rseq != 0);
 	if (rseq_off)
 		CHECK_EQ(slub_percpu_rseq, 0);
 }
