@@ -29,6 +29,8 @@ bench:
 	@scripts/install-deps.sh bench
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DSLUB_BUILD_TESTS=OFF $(CMAKE_FLAGS)
 	cmake --build $(BENCH_BUILD) -j$(JOBS)
+	cmake -S . -B build-count -DCMAKE_BUILD_TYPE=Release -DSLUB_BUILD_TESTS=OFF -DSLUB_FAKE_RSEQ=ON $(CMAKE_FLAGS)
+	cmake --build build-count -j$(JOBS) --target bench_slab
 	bench/run.sh $(BENCH_BUILD)
 	bench/run_slab.sh $(BENCH_BUILD)
 

@@ -4,11 +4,15 @@
 #  1. ns per alloc+free pair of one 64-byte object: libslub's kmem_cache and
 #     kmalloc against malloc/free of glibc, jemalloc, tcmalloc and mimalloc
 #     (one process each, interleaved rounds, best round).
-#  2. instructions per pair under callgrind.  valgrind turns rseq off, so
-#     libslub runs its cmpxchg16b fallback there: that is what it counts.
+#  2. instructions per pair under callgrind, each loop's 9-10 included.
+#     valgrind cannot register rseq, so libslub counts twice: its rseq fast
+#     paths in the counting build (COUNT_BUILD, cmake -DSLUB_FAKE_RSEQ=ON:
+#     a per-thread rseq area that always says CPU 0, same instructions), and
+#     the cmpxchg16b mode it really runs under valgrind.
 #  3. peak RSS as threads multiply over one shared live set.
 set -euo pipefail
 build=${1:-build-bench}
+count_build=${COUNT_BUILD:-build-count}
 bin=$build/bench
 [ -x "$bin/bench_slab" ] || { echo "run_slab.sh: build first ($bin missing)" >&2; exit 1; }
 lib=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
@@ -46,15 +50,23 @@ echo "(below 1: libslub is faster; libslub ran its rseq fast paths)"
 
 if command -v valgrind >/dev/null; then
   echo
-  echo "== instructions per pair (callgrind; libslub on its cmpxchg16b fallback, see above)"
+  echo "== instructions per alloc+free pair, 64 bytes (callgrind, the loop's own 9-10 included)"
   tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-  for m in cache kmalloc malloc; do
-    valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" --collect-atstart=no \
-      --toggle-collect=measured "$bin/bench_slab" $m 100000 >/dev/null 2>&1
-    awk -v m=$m '/^(summary|totals):/ {t=$2} END {printf "%-10s %8.1f Ir/pair\n", m, t / 100000}' "$tmp/cg"
+  count() {	# count LABEL BINARY MODE [PRELOAD]
+    LD_PRELOAD=${4:-} valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" --collect-atstart=no \
+      --toggle-collect=measured "$2" "$3" 100000 >/dev/null 2>&1
+    awk -v n="$1" '/^(summary|totals):/ {t=$2} END {printf "%-34s %8.1f Ir/pair\n", n, t / 100000}' "$tmp/cg"
+  }
+  if [ -x "$count_build/bench/bench_slab" ]; then
+    count "libslub kmem_cache (rseq path)" "$count_build/bench/bench_slab" cache
+    count "libslub kmalloc (rseq path)" "$count_build/bench/bench_slab" kmalloc
+  fi
+  count "libslub kmem_cache (cmpxchg16b)" "$bin/bench_slab" cache
+  count "libslub kmalloc (cmpxchg16b)" "$bin/bench_slab" kmalloc
+  count glibc "$bin/bench_slab" malloc
+  for p in jemalloc tcmalloc mimalloc; do
+    [ -e "${preload[$p]}" ] && count "$p" "$bin/bench_slab" malloc "${preload[$p]}"
   done
-  echo "(each pair includes the loop's own 9 instructions and, for libslub, about 80 for the"
-  echo " sched_getcpu() fallback valgrind forces)"
 fi
 
 echo

@@ -37,6 +37,13 @@ static unsigned int kmalloc_index(size_t size)
 	return 64 - (unsigned int)__builtin_clzl(size - 1);	/* fls(size - 1) */
 }
 
+/*
+ * The same index for every size up to KMALLOC_MAX_CACHE_SIZE, by (size - 1) / 8:
+ * one load on the fast path instead of a branch and a bit scan.  Filled
+ * before the caches are published; 0 (no cache) until then.
+ */
+static uint8_t kmalloc_fast_index[KMALLOC_MAX_CACHE_SIZE / 8];
+
 static unsigned int kmalloc_size(unsigned int index)
 {
 	return index == 1 ? 96 : index == 2 ? 192 : 1u << index;
@@ -65,6 +72,9 @@ static struct kmem_cache *create_kmalloc_cache(enum kmalloc_type type, unsigned 
 
 void create_kmalloc_caches(void)
 {
+	for (size_t i = 0; i < ARRAY_SIZE(kmalloc_fast_index); i++)
+		__atomic_store_n(&kmalloc_fast_index[i], (uint8_t)kmalloc_index(i * 8 + 1),
+				 __ATOMIC_RELAXED);
 	for (unsigned int i = 1; i < NR_KMALLOC_INDEX; i++)
 		__atomic_store_n(&kmalloc_caches[KMALLOC_NORMAL][i],
 				 create_kmalloc_cache(KMALLOC_NORMAL, i), __ATOMIC_RELEASE);
@@ -116,7 +126,8 @@ static void *kmalloc_large(size_t size, gfp_t gfp, int node)
 	return memmap_page_address(page);
 }
 
-void *kmalloc_node(size_t size, gfp_t gfp, int node)
+/* Zero sizes, large sizes, DMA caches and the very first call. */
+static __noinline void *kmalloc_node_slow(size_t size, gfp_t gfp, int node)
 {
 	if (unlikely(!size))
 		return ZERO_SIZE_PTR;
@@ -134,9 +145,28 @@ void *kmalloc_node(size_t size, gfp_t gfp, int node)
 	return slab_alloc(s, gfp, node);
 }
 
+/* The common case: a normal kmalloc cache that exists. */
+static inline void *__kmalloc_node(size_t size, gfp_t gfp, int node)
+{
+	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE && !(gfp & (__GFP_DMA | __GFP_DMA32)))) {
+		unsigned int index = __atomic_load_n(&kmalloc_fast_index[(size - 1) / 8],
+						     __ATOMIC_RELAXED);
+		struct kmem_cache *s = __atomic_load_n(&kmalloc_caches[KMALLOC_NORMAL][index],
+						       __ATOMIC_ACQUIRE);
+		if (likely(s))
+			return slab_alloc(s, gfp, node);
+	}
+	return kmalloc_node_slow(size, gfp, node);
+}
+
+void *kmalloc_node(size_t size, gfp_t gfp, int node)
+{
+	return __kmalloc_node(size, gfp, node);
+}
+
 void *kmalloc(size_t size, gfp_t gfp)
 {
-	return kmalloc_node(size, gfp, NUMA_NO_NODE);
+	return __kmalloc_node(size, gfp, NUMA_NO_NODE);
 }
 
 void *kzalloc(size_t size, gfp_t gfp)
@@ -166,9 +196,9 @@ static inline enum kobj_kind classify(const void *p, const char *caller,
 				      struct kmem_cache **sp, struct page **pagep)
 {
 	uintptr_t start;
-	struct page *slab = object_slab(p, &start);
-	if (likely(slab)) {
-		struct kmem_cache *s = slab->slab_cache;
+	struct page *slab;
+	struct kmem_cache *s = object_slab(p, &slab, &start);
+	if (likely(s)) {
 		if (unlikely(!slab_object_valid_at(s, slab, start, p))) {
 			slab_bad_free(p, s, caller);
 			return KOBJ_BAD;
@@ -251,9 +281,9 @@ void kfree(const void *p)
 {
 	/* The common case inline; NULL, ZERO_SIZE_PTR, large blocks and bad pointers below. */
 	uintptr_t start;
-	struct page *slab = object_slab(p, &start);
-	if (likely(slab)) {
-		struct kmem_cache *s = slab->slab_cache;
+	struct page *slab;
+	struct kmem_cache *s = object_slab(p, &slab, &start);
+	if (likely(s)) {
 		if (likely(slab_object_valid_at(s, slab, start, p))) {
 			slab_free(s, slab, (void *)p);
 			return;

@@ -52,6 +52,7 @@
 #define NR_SECTION_SLOTS (1UL << (ADDR_BITS - SECTION_SHIFT))
 /* Table entry bit: the slot belongs to a large region (unmapped on free). */
 #define SLOT_LARGE (1u << 31)
+static_assert(ADDR_BITS - SECTION_SHIFT < 31, "a slot read as int32_t is negative only for SLOT_LARGE");
 
 /* Page flags (struct page.flags). */
 enum pageflags {
@@ -95,8 +96,8 @@ struct page {
 	union {
 		unsigned long counters;	/* freelist+counters: one 16-byte CAS */
 		struct {
-			unsigned inuse:16;
-			unsigned objects:15;
+			unsigned objects:16;	/* first and whole: one 16-bit load on every free */
+			unsigned inuse:15;
 			unsigned frozen:1;
 		};
 	};

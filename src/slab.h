@@ -100,8 +100,8 @@ static inline unsigned int oo_objects(struct kmem_cache_order_objects x)
 union slab_counters {
 	unsigned long counters;
 	struct {
-		unsigned inuse:16;
-		unsigned objects:15;
+		unsigned objects:16;	/* first and whole: one 16-bit load on every free */
+		unsigned inuse:15;
 		unsigned frozen:1;
 	};
 };
@@ -206,9 +206,12 @@ static inline void *slab_address(const struct page *slab)
 }
 
 /*
- * Is @p the start of an object of @slab?  Offsets are below 2^22 (4 MiB
- * slabs) and sizes too, so (off * ceil(2^44 / size)) >> 44 is the exact
- * quotient: one multiply instead of a division on every free.
+ * Is @p the start of an object of @slab?  (off * ceil(2^44 / size)) >> 44
+ * is the exact quotient for offsets and sizes below 2^22 (4 MiB slabs):
+ * one multiply instead of a division on every free.  An offset at or above
+ * 2^22 (or below the slab: it wraps) needs no test of its own: its idx
+ * would have to satisfy idx * size == off and idx < objects, but
+ * objects * size <= 2^22.
  */
 static inline bool slab_object_valid_at(const struct kmem_cache *s, struct page *slab,
 					uintptr_t slab_start, const void *p)
@@ -216,7 +219,7 @@ static inline bool slab_object_valid_at(const struct kmem_cache *s, struct page 
 	uintptr_t off = (uintptr_t)p - (slab_start + s->red_left_pad);
 	uint64_t idx = ((uint64_t)off * s->reciprocal_size) >> 44;
 	union slab_counters c = { .counters = __atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
-	return off < (1UL << 22) && idx * s->size == off && idx < c.objects;
+	return idx * s->size == off && idx < c.objects;
 }
 
 static inline bool slab_object_valid(const struct kmem_cache *s, struct page *slab, const void *p)
@@ -225,22 +228,32 @@ static inline bool slab_object_valid(const struct kmem_cache *s, struct page *sl
 }
 
 /*
- * The slab holding @p and the address of the slab's first page, from one
- * table lookup (a slab's descriptors are in the same region as its pages),
- * or NULL if @p is in no slab.
+ * The cache, the slab holding @p and the address of the slab's first page,
+ * from one table lookup (a slab's descriptors are in the same region as its
+ * pages), or NULL if @p is in no slab.  Slabs are never in large regions
+ * (their order is at most MAX_PAGE_ORDER), so a negative slot (SLOT_LARGE)
+ * is "no slab" as 0 is; a head descriptor has slab_cache set exactly while
+ * it is a slab (descriptors start zeroed, and a freed slab clears it).
  */
-static inline struct page *object_slab(const void *p, uintptr_t *slab_start)
+static inline struct kmem_cache *object_slab(const void *p, struct page **slabp,
+					     uintptr_t *slab_start)
 {
 	uintptr_t a = (uintptr_t)p;
-	uintptr_t base = memmap_region_base(a);
-	if (unlikely(!base))
+	uintptr_t index = a >> SECTION_SHIFT;
+	if (unlikely(index >= NR_SECTION_SLOTS))
 		return NULL;
+	int32_t slot = (int32_t)READ_ONCE(memmap_section_table[index]);
+	if (unlikely(slot <= 0))
+		return NULL;
+	uintptr_t base = (uintptr_t)slot << SECTION_SHIFT;
 	struct page *page = (struct page *)(base + ((a - base) >> PAGE_SHIFT) * sizeof(struct page));
 	struct page *head = compound_head(page);
-	if (unlikely(!(page_flags(head) & PG_slab)))
+	struct kmem_cache *s = READ_ONCE(head->slab_cache);
+	if (unlikely(!s))
 		return NULL;
+	*slabp = head;
 	*slab_start = base + (((uintptr_t)head - base) / sizeof(struct page)) * PAGE_SIZE;
-	return head;
+	return s;
 }
 
 /* Report a free of something that is not an object (slab_common.c). */
@@ -254,12 +267,12 @@ static inline struct kmem_cache *slab_free_prepare(const void *object, struct pa
 						   const char *caller)
 {
 	uintptr_t start;
-	struct page *slab = object_slab(object, &start);
-	if (unlikely(!slab)) {
+	struct page *slab;
+	struct kmem_cache *s = object_slab(object, &slab, &start);
+	if (unlikely(!s)) {
 		slab_bad_free(object, NULL, caller);
 		return NULL;
 	}
-	struct kmem_cache *s = slab->slab_cache;
 	if (unlikely(!slab_object_valid_at(s, slab, start, object))) {
 		slab_bad_free(object, s, caller);
 		return NULL;
@@ -350,50 +363,55 @@ __hidden void set_cpu_partial(struct kmem_cache *s);
 /* ---- fast paths ------------------------------------------------------------- */
 
 /*
+ * Where the fast paths look for their CPU: an rseq area's offset from the
+ * thread pointer.  In rseq mode that is glibc's registered area (equal to
+ * slub_percpu_rseq); in cmpxchg16b mode a per-thread area whose cpu_id
+ * names no slot, so every sequence gives up at once and the out-of-line
+ * code runs the CAS protocol.  One load, and no test of the mode inline.
+ */
+extern __hidden intptr_t slub_fastpath_area;
+/* Set both at start-up (0: cmpxchg16b mode). */
+__hidden void slab_set_percpu_mode(intptr_t rseq_offset);
+
+/*
  * Shape: the inline part is a leaf that ends in a return or a tail call,
  * so it saves no registers; everything rarer (an empty freelist,
  * __GFP_ZERO, a free outside the cpu slab, the cmpxchg16b mode) is one
  * out-of-line call (slub.c).
  */
 __hidden void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object);
-__hidden void *slab_alloc_cas(struct kmem_cache *s, gfp_t gfp, int node);
-__hidden void slab_free_cas(struct kmem_cache *s, struct page *slab, void *object);
+__hidden void slab_free_finish(struct kmem_cache *s, struct page *slab, void *object);
 
 /* The whole allocation: fast path, slow path, __GFP_ZERO. */
 static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
 #if SLUB_HAVE_RSEQ_ASM
-	intptr_t abi = slub_percpu_rseq;
-	if (likely(abi)) {
-		void *object = rseq_freelist_pop(abi, s->cpu_slab, s->nr_cpu_slots, s->offset);
-		if (likely(object && !(gfp & __GFP_ZERO)))
-			return object;
-		return slab_alloc_finish(s, gfp, node, object);
-	}
+	void *object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots,
+					 s->offset);
+	if (likely(object && !(gfp & __GFP_ZERO)))
+		return object;
+	return slab_alloc_finish(s, gfp, node, object);
+#else
+	return slab_alloc_finish(s, gfp, node, NULL);
 #endif
-	return slab_alloc_cas(s, gfp, node);
 }
 
 /* Free a checked object: to the CPU freelist, else to its slab. */
 static inline void slab_free(struct kmem_cache *s, struct page *slab, void *object)
 {
 #if SLUB_HAVE_RSEQ_ASM
-	intptr_t abi = slub_percpu_rseq;
-	if (likely(abi)) {
-		switch (rseq_freelist_push(abi, s->cpu_slab, s->nr_cpu_slots, s->offset, slab,
-					   object)) {
-		case RSEQ_PUSHED:
-			return;
-		case RSEQ_DOUBLE_FREE:
-			slab_double_free(s, object);
-			return;
-		case RSEQ_NOT_CPU_SLAB:
-			__slab_free(s, slab, object);
-			return;
-		}
+	switch (rseq_freelist_push(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots, s->offset,
+				   slab, object)) {
+	case RSEQ_PUSHED:
+		return;
+	case RSEQ_DOUBLE_FREE:
+		slab_double_free(s, object);
+		return;
+	case RSEQ_NOT_CPU_SLAB:
+		break;
 	}
 #endif
-	slab_free_cas(s, slab, object);
+	slab_free_finish(s, slab, object);
 }
 
 #endif

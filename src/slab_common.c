@@ -60,9 +60,11 @@ static void choose_percpu_mode(void)
 		return;
 	if (*(volatile int32_t *)(rseq_abi() + 4) < 0)
 		return;
+#ifndef SLUB_FAKE_RSEQ		/* the counting build has no real rseq to fence */
 	if (os_membarrier_register_rseq())
 		return;
-	slub_percpu_rseq = os_rseq_offset;
+#endif
+	slab_set_percpu_mode(os_rseq_offset);
 #endif
 }
 
@@ -122,7 +124,7 @@ static void slab_fork_child(void)
 	 * the cmpxchg16b protocol: the slots are valid in both.
 	 */
 	if (slub_percpu_rseq && os_membarrier_register_rseq()) {
-		slub_percpu_rseq = 0;
+		slab_set_percpu_mode(0);
 		slub_report("membarrier registration failed in a forked child; using cmpxchg16b");
 	}
 }
@@ -139,6 +141,7 @@ __attribute__((constructor(102))) static void register_slab_fork_handlers(void)
 static void slab_init(void)
 {
 	slub_ensure_init();
+	slab_set_percpu_mode(0);
 	choose_percpu_mode();
 	struct kmem_cache *s = &boot_kmem_cache;
 	strcpy(s->name, "kmem_cache");
@@ -223,8 +226,9 @@ static __cold void kmem_cache_free_slow(struct kmem_cache *s, void *object)
 void kmem_cache_free(struct kmem_cache *s, void *object)
 {
 	uintptr_t start;
-	struct page *slab = object_slab(object, &start);	/* NULL for NULL too */
-	if (likely(slab && slab->slab_cache == s && slab_object_valid_at(s, slab, start, object)))
+	struct page *slab;
+	struct kmem_cache *owner = object_slab(object, &slab, &start);	/* NULL for NULL too */
+	if (likely(owner && owner == s && slab_object_valid_at(s, slab, start, object)))
 		slab_free(s, slab, object);
 	else
 		kmem_cache_free_slow(s, object);

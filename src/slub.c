@@ -99,12 +99,13 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 			s->ctor(p);
 		set_freepointer(s, p, i + 1 < objects ? object_at(s, start, i + 1) : NULL);
 	}
-	slab->slab_cache = s;
 	slab->next = NULL;
 	union slab_counters c = { .counters = 0 };
 	c.objects = objects;
 	slab->counters = c.counters;
 	slab->freelist = object_at(s, start, 0);
+	/* A set slab_cache is what makes the page a slab to object_slab(). */
+	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELEASE);
 	__atomic_or_fetch(&slab->flags, PG_slab, __ATOMIC_RELEASE);
 
 	struct kmem_cache_node *n = get_node(s);
@@ -120,7 +121,7 @@ static void discard_slab(struct kmem_cache *s, struct page *slab)
 
 	__atomic_sub_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
-	slab->slab_cache = NULL;
+	WRITE_ONCE(slab->slab_cache, NULL);
 	slab->freelist = NULL;
 	slab->counters = 0;
 	slab->next = NULL;
@@ -246,6 +247,26 @@ static void put_cpu_partial(struct kmem_cache *s, struct page *slab)
 /* ---- the CPU slot protocol (c->lock held) ---------------------------------------- */
 
 intptr_t slub_percpu_rseq;
+intptr_t slub_fastpath_area;
+
+#if SLUB_HAVE_RSEQ_ASM
+/* cmpxchg16b mode's stand-in for an rseq area: cpu_id names no slot. */
+static __thread struct {
+	uint32_t cpu_id_start, cpu_id;
+	uint64_t rseq_cs;
+} parked_rseq_area __attribute__((aligned(32), tls_model("initial-exec"))) = {
+	.cpu_id_start = ~0u, .cpu_id = ~0u,
+};
+#endif
+
+void slab_set_percpu_mode(intptr_t rseq_offset)
+{
+	slub_percpu_rseq = rseq_offset;
+#if SLUB_HAVE_RSEQ_ASM
+	slub_fastpath_area = rseq_offset ? rseq_offset :
+		(intptr_t)((uintptr_t)&parked_rseq_area - os_thread_pointer());
+#endif
+}
 __thread unsigned int slab_cpu_hint = ~0u;	/* none yet: the first use asks */
 
 /*
@@ -344,31 +365,38 @@ static inline void *alloc_fast_cas(struct kmem_cache *s)
 	}
 }
 
-/* The allocation in cmpxchg16b mode: fast path, then whatever slab_alloc_finish does. */
-void *slab_alloc_cas(struct kmem_cache *s, gfp_t gfp, int node)
-{
-	void *object = alloc_fast_cas(s);
-	if (likely(object && !(gfp & __GFP_ZERO)))
-		return object;
-	return slab_alloc_finish(s, gfp, node, object);
-}
-
-/* After the fast path: the slow path if it found nothing, then __GFP_ZERO. */
+/*
+ * After the inline fast path: in cmpxchg16b mode (the sequence saw the
+ * parked area) the CAS fast path; then the slow path if there was no
+ * object; then __GFP_ZERO.
+ */
 void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
 	if (!object) {
-		object = __slab_alloc(s, gfp, node);
-		if (!object)
-			return NULL;
+		if (!slub_percpu_rseq)
+			object = alloc_fast_cas(s);
+		if (!object) {
+			object = __slab_alloc(s, gfp, node);
+			if (!object)
+				return NULL;
+		}
 	}
 	if (gfp & __GFP_ZERO)
 		slab_zero_object(s, object);
 	return object;
 }
 
-/* The slab is read after the tid: if the slot changed in between, the CAS fails. */
-void slab_free_cas(struct kmem_cache *s, struct page *slab, void *object)
+/*
+ * After the inline fast path found @slab is not the CPU's: in cmpxchg16b
+ * mode try the CAS push first.  The slab is read after the tid: if the
+ * slot changed in between, the CAS fails.
+ */
+void slab_free_finish(struct kmem_cache *s, struct page *slab, void *object)
 {
+	if (slub_percpu_rseq) {
+		__slab_free(s, slab, object);
+		return;
+	}
 	for (unsigned int cpu = cas_cpu_slot(s);; cpu = this_cpu_slot(s)) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);

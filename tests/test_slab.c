@@ -190,6 +190,24 @@ static void bad_input(void)
 	kmem_cache_free(a, NULL);
 	kmem_cache_destroy(a);
 	kmem_cache_destroy(b);
+
+	/*
+	 * The slot after the last object: on an object boundary and inside
+	 * the slab's pages (1000-byte objects leave a tail), but no object.
+	 */
+	struct kmem_cache *t = kmem_cache_create("bad-tail", 1000, 0, 0, NULL);
+	char *o = kmem_cache_alloc(t, GFP_KERNEL);
+	struct page *slab = NULL;
+	uintptr_t start = 0;
+	CHECK(object_slab(o, &slab, &start) == t);
+	unsigned int objects = ((union slab_counters){ .counters = slab->counters }).objects;
+	CHECK((PAGE_SIZE << slab->order) - objects * 1000u >= 8);
+	EXPECT_REPORT(kmem_cache_free(t, (char *)start + objects * 1000), "not the start of an object");
+	EXPECT_REPORT(kfree((char *)start + objects * 1000), "not the start of an object");
+	EXPECT_REPORT(kfree((char *)start - 8), "kfree");	/* whatever the page before is */
+	kmem_cache_free(t, o);
+	CHECK_EQ(slab_validate_cache(t), 0);
+	kmem_cache_destroy(t);
 }
 
 static int stop_churn;
