@@ -5,9 +5,12 @@
  * CPU, not per thread, so peak RSS must not grow with N.
  *
  *   bench_threads N [--baseline]
- * prints "N peak_rss_kib"; --baseline runs the same threads (same stacks,
- * same barrier) without allocating, so its figure is what the threads
- * themselves cost and the difference is the allocator's.
+ * prints "N peak_rss_kib stack_kib"; --baseline runs the same threads
+ * (same stacks, same barrier) without allocating, so its figure is what
+ * the threads themselves cost.  A thread that calls the allocator touches
+ * more of its own stack than one that only waits: stack_kib (the stack
+ * pages resident when each thread ends, by mincore) lets the script take
+ * the threads' stacks out of the difference, as the issue asks.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -15,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <slub.h>
 
@@ -26,6 +31,27 @@ static void *slots[SLOTS];
 static unsigned long ops_per_thread;
 static int baseline;
 static pthread_barrier_t start;
+static unsigned long stack_pages;	/* resident stack pages, summed over threads */
+
+static void count_stack_pages(void)
+{
+	pthread_attr_t a;
+	void *base;
+	size_t size;
+	if (pthread_getattr_np(pthread_self(), &a))
+		return;
+	pthread_attr_getstack(&a, &base, &size);
+	pthread_attr_destroy(&a);
+	long page = sysconf(_SC_PAGESIZE);
+	size_t n = size / (size_t)page;
+	unsigned char vec[n];
+	if (mincore(base, size, vec))
+		return;
+	unsigned long resident = 0;
+	for (size_t i = 0; i < n; i++)
+		resident += vec[i] & 1;
+	__atomic_add_fetch(&stack_pages, resident, __ATOMIC_RELAXED);
+}
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -39,8 +65,10 @@ static void *worker(void *arg)
 {
 	uint64_t seed = 0x9e3779b97f4a7c15ULL ^ ((uintptr_t)arg * 0x100000001b3ULL);
 	pthread_barrier_wait(&start);
-	if (baseline)
+	if (baseline) {
+		count_stack_pages();
 		return NULL;
+	}
 	for (unsigned long i = 0; i < ops_per_thread; i++) {
 		uint64_t r = rnd(&seed);
 		void **slot = &slots[r % SLOTS];
@@ -56,6 +84,7 @@ static void *worker(void *arg)
 				kfree(old);
 		}
 	}
+	count_stack_pages();
 	return NULL;
 }
 
@@ -92,6 +121,6 @@ int main(int argc, char **argv)
 		}
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
-	printf("%d %ld\n", n, peak_rss_kib());
+	printf("%d %ld %lu\n", n, peak_rss_kib(), stack_pages * (unsigned long)sysconf(_SC_PAGESIZE) / 1024);
 	return 0;
 }
