@@ -68,6 +68,7 @@ enum pageflags {
 	/* Set and cleared by the slab layer only, on pages it owns: */
 	PG_slab_partial = 1u << 9,	/* slab is on its node's partial list */
 	PG_kmalloc_large = 1u << 10,	/* block is a large kmalloc allocation */
+	PG_extent = 1u << 11,		/* first block of a malloc extent (nr_extent_pages) */
 };
 
 /*
@@ -101,8 +102,11 @@ struct page {
 			unsigned frozen:1;
 		};
 	};
-	struct kmem_cache *slab_cache;	/* owning cache */
-	struct page *next;		/* per-CPU partial chain */
+	struct kmem_cache *slab_cache;	/* owning cache; NULL on every page that is no slab */
+	union {
+		struct page *next;		/* slab: per-CPU partial chain */
+		unsigned long nr_extent_pages;	/* PG_extent: pages of the extent */
+	};
 } __attribute__((aligned(64)));
 
 static_assert(sizeof(struct page) == 64, "struct page must stay 64 bytes");

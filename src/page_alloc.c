@@ -251,11 +251,18 @@ static void bad_page(const char *caller, const void *addr, unsigned int order,
 
 /* ---- large regions (order > MAX_PAGE_ORDER) ------------------------------- */
 
-static struct page *alloc_large(struct zone *z, gfp_t gfp, unsigned int order)
+/*
+ * A block of a large region: 2^@order pages naturally aligned, as every
+ * block of the kernel's allocator is, or (@order EXTENT_ORDER) @nr pages
+ * aligned to @align.
+ */
+#define EXTENT_ORDER 0xff
+
+static struct page *alloc_large_region(struct zone *z, gfp_t gfp, unsigned int order,
+				       unsigned long nr, size_t align)
 {
-	/* Naturally aligned, as every block of the kernel's allocator is. */
-	struct mem_region *r = memmap_add_region(1UL << order, REGION_LARGE, z->type,
-						 z->type == ZONE_DMA32, PAGE_SIZE << order);
+	struct mem_region *r = memmap_add_region(nr, REGION_LARGE, z->type,
+						 z->type == ZONE_DMA32, align);
 	if (!r)
 		return alloc_failed(gfp, order, errno == EEXIST ?
 				    "no address space left below 4 GiB" :
@@ -267,8 +274,13 @@ static struct page *alloc_large(struct zone *z, gfp_t gfp, unsigned int order)
 	page->node = (uint16_t)z->node;
 	__atomic_store_n(&page->flags, PG_head | PG_large, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&page_alloc_stats.large_allocs, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&page_alloc_stats.large_pages, 1UL << order, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&page_alloc_stats.large_pages, nr, __ATOMIC_RELAXED);
 	return page;	/* a fresh mapping is zero: no memset for __GFP_ZERO */
+}
+
+static struct page *alloc_large(struct zone *z, gfp_t gfp, unsigned int order)
+{
+	return alloc_large_region(z, gfp, order, 1UL << order, PAGE_SIZE << order);
 }
 
 /*
@@ -283,6 +295,7 @@ static void free_large(struct page *page, unsigned long addr, unsigned int order
 	char buf[64];
 	void *base = NULL;
 	size_t bytes = 0;
+	unsigned long pages = 0;
 	int zone = 0;
 
 	memmap_lock();
@@ -304,13 +317,18 @@ static void free_large(struct page *page, unsigned long addr, unsigned int order
 		} else if (!(flags & PG_head)) {
 			why = "double free (the block is already free)";
 		} else if (page->order != order) {
-			snprintf(buf, sizeof(buf), "the block has order %u", page->order);
+			if (page->order == EXTENT_ORDER)
+				snprintf(buf, sizeof(buf), "the block is an extent of %lu pages",
+					 (unsigned long)r->nr_pages);
+			else
+				snprintf(buf, sizeof(buf), "the block has order %u", page->order);
 			why = buf;
 		} else {
 			set_page_flags(page, 0);
 			zone = r->zone;
 			base = r;
 			bytes = r->reserved_bytes;
+			pages = r->nr_pages;
 			memmap_unregister_region(r);
 		}
 	}
@@ -318,7 +336,7 @@ static void free_large(struct page *page, unsigned long addr, unsigned int order
 
 	if (base) {
 		__atomic_sub_fetch(&page_alloc_stats.large_allocs, 1, __ATOMIC_RELAXED);
-		__atomic_sub_fetch(&page_alloc_stats.large_pages, 1UL << order, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&page_alloc_stats.large_pages, pages, __ATOMIC_RELAXED);
 		memmap_release_region(base, bytes);
 		if (zone == ZONE_DMA32) {
 			/* Address space below 4 GiB came free: growing may work again. */
@@ -496,9 +514,31 @@ void page_alloc_fork_child(void)
 
 /* ---- the page API ----------------------------------------------------------- */
 
+/* A buddy block of @order (<= MAX_PAGE_ORDER) from @z, prepared; *zero: known zero. */
+static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, bool *zero)
+{
+	struct page *page = pcp_alloc(z, order, gfp & __GFP_ZERO, zero);
+	if (!page) {
+		bool full = false;
+		for (int attempt = 0; !page && attempt < 2; attempt++) {
+			/* Second attempt: other CPUs' lists may hold what we need. */
+			if (attempt)
+				pcp_drain_zone(z);
+			pthread_mutex_lock(&z->lock);
+			page = zone_take_locked(z, order, gfp & __GFP_ZERO, zero);
+			full = z->full_until_ms != 0;
+			pthread_mutex_unlock(&z->lock);
+		}
+		if (unlikely(!page))
+			return alloc_failed(gfp, order, full ? "no address space left below 4 GiB"
+							     : "out of memory");
+	}
+	prep_new_page(z, page, order);
+	return page;
+}
+
 struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 {
-	struct page *page;
 	bool zero = false;
 
 	slub_ensure_init();
@@ -510,26 +550,8 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 			return alloc_failed(gfp, order, "order too large");
 		return alloc_large(z, gfp, order);
 	}
-
-	page = pcp_alloc(z, order, gfp & __GFP_ZERO, &zero);
-	if (!page) {
-		bool full = false;
-		for (int attempt = 0; !page && attempt < 2; attempt++) {
-			/* Second attempt: other CPUs' lists may hold what we need. */
-			if (attempt)
-				pcp_drain_zone(z);
-			pthread_mutex_lock(&z->lock);
-			page = zone_take_locked(z, order, gfp & __GFP_ZERO, &zero);
-			full = z->full_until_ms != 0;
-			pthread_mutex_unlock(&z->lock);
-		}
-		if (unlikely(!page))
-			return alloc_failed(gfp, order, full ? "no address space left below 4 GiB"
-							     : "out of memory");
-	}
-	prep_new_page(z, page, order);
-
-	if ((gfp & __GFP_ZERO) && !zero)
+	struct page *page = buddy_alloc(z, gfp, order, &zero);
+	if (page && (gfp & __GFP_ZERO) && !zero)
 		memset(memmap_page_address(page), 0, PAGE_SIZE << order);
 	return page;
 }
@@ -595,19 +617,29 @@ static void free_pages_checked(struct page *page, unsigned int order, const char
 	pthread_mutex_unlock(&z->lock);
 }
 
-void __free_pages(struct page *page, unsigned int order)
+/*
+ * A free of a large region's block, or of something that is no descriptor,
+ * is finished here (true); a buddy block is left to the caller (false).
+ */
+static bool free_large_or_invalid(struct page *page, unsigned int order, const char *caller)
 {
 	slub_ensure_init();	/* options say where reports go */
 	if (memmap_in_large_region(page)) {
-		free_large(page, 0, order, "__free_pages");
-		return;
+		free_large(page, 0, order, caller);
+		return true;
 	}
 	if (!memmap_page_valid(page)) {
-		slub_report("__free_pages: invalid page %p (not a page descriptor of ours); ignored",
+		slub_report("%s: invalid page %p (not a page descriptor of ours); ignored", caller,
 			    (void *)page);
-		return;
+		return true;
 	}
-	free_pages_checked(page, order, "__free_pages");
+	return false;
+}
+
+void __free_pages(struct page *page, unsigned int order)
+{
+	if (!free_large_or_invalid(page, order, "__free_pages"))
+		free_pages_checked(page, order, "__free_pages");
 }
 
 void free_pages(unsigned long addr, unsigned int order)
@@ -633,6 +665,81 @@ void free_pages(unsigned long addr, unsigned int order)
 }
 
 /* ---- address translation ------------------------------------------------------ */
+
+/* ---- extents ------------------------------------------------------------------ */
+
+/*
+ * An extent of @nr pages at a naturally aligned start is cut into the
+ * binary digits of @nr, largest first: each block then lands on a multiple
+ * of its own size, and both ends agree on the cut knowing only @nr.
+ */
+static inline unsigned int extent_next_order(unsigned long rest)
+{
+	return 63 - (unsigned int)__builtin_clzl(rest);
+}
+
+struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align)
+{
+	unsigned int order = 0, align_order = 0;
+	bool zero = false;
+
+	slub_ensure_init();
+	if (unlikely(slub_unusable))
+		return alloc_failed(gfp, 0, "allocator unusable on this system");
+	if (unlikely(!nr || nr > (1UL << MAX_LARGE_ORDER)))
+		return alloc_failed(gfp, MAX_LARGE_ORDER + 1, "extent too large");
+	while ((1UL << order) < nr)
+		order++;
+	while (align > (PAGE_SIZE << align_order))
+		align_order++;
+	if (align_order > order)
+		order = align_order;
+	struct zone *z = gfp_zone(NUMA_NO_NODE, gfp);
+	if (order > MAX_PAGE_ORDER) {
+		if (align > (PAGE_SIZE << MAX_LARGE_ORDER))
+			return alloc_failed(gfp, align_order, "alignment too large");
+		struct page *page = alloc_large_region(z, gfp, EXTENT_ORDER, nr,
+							align > PAGE_SIZE ? align : PAGE_SIZE);
+		if (page)
+			page->order = EXTENT_ORDER;
+		return page;
+	}
+
+	/* Without __GFP_ZERO: only the kept pages need clearing, not the rounding. */
+	struct page *block = buddy_alloc(z, gfp & ~__GFP_ZERO, order, &zero);
+	if (!block)
+		return NULL;
+	/* Re-cut the block: the extent's blocks first, then what goes back. */
+	for (unsigned long off = 0, rest = nr; rest; off += 1UL << extent_next_order(rest),
+	     rest -= 1UL << extent_next_order(rest))
+		prep_new_page(z, block + off, extent_next_order(rest));
+	for (unsigned long off = nr; off < (1UL << order);) {
+		unsigned int k = (unsigned int)__builtin_ctzl(off);
+		struct page *piece = block + off;
+		off += 1UL << k;
+		for (unsigned long i = 1; i < 1UL << k; i++) {
+			set_page_flags(&piece[i], 0);
+			__atomic_store_n(&piece[i].compound_head, 0, __ATOMIC_RELAXED);
+		}
+		set_page_flags(piece, 0);
+		piece->compound_head = 0;
+		pthread_mutex_lock(&z->lock);
+		zone_give_locked(z, piece, k, zero, os_now_ms());
+		pthread_mutex_unlock(&z->lock);
+	}
+	if ((gfp & __GFP_ZERO) && !zero)
+		memset(memmap_page_address(block), 0, nr << PAGE_SHIFT);
+	return block;
+}
+
+void free_pages_extent(struct page *page, unsigned long nr)
+{
+	if (free_large_or_invalid(page, EXTENT_ORDER, "free_pages_extent"))
+		return;
+	for (unsigned long off = 0, rest = nr; rest; off += 1UL << extent_next_order(rest),
+	     rest -= 1UL << extent_next_order(rest))
+		free_pages_checked(page + off, extent_next_order(rest), "free_pages_extent");
+}
 
 void *page_address(const struct page *page)
 {

@@ -86,6 +86,17 @@ __hidden struct page *zone_take_locked(struct zone *z, unsigned int order, bool 
 __hidden void zone_give_locked(struct zone *z, struct page *page, unsigned int order,
 			       bool zero, uint64_t now);
 
+/*
+ * Extents: @nr pages exactly (alloc_pages_exact, without the power-of-two
+ * rounding), at an address aligned to @align (a power of two; page
+ * alignment below a page).  Up to MAX_PAGE_ORDER the extent is a run of
+ * buddy blocks, each a compound block of its own, and what rounding up took
+ * is given back at once; above, a mapping of its own, @nr pages long.
+ * free_pages_extent() needs the same @nr.  NULL + ENOMEM on failure.
+ */
+__hidden struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align);
+__hidden void free_pages_extent(struct page *page, unsigned long nr);
+
 /* Return every per-CPU list's pages to the buddy lists. */
 __hidden void page_alloc_drain_pcp(void);
 

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <slub.h>
 #include "check.h"
@@ -300,6 +301,48 @@ static void unknown_node_is_any_node(void)
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
+/* Extents: any page count, any power-of-two alignment, nothing lost. */
+static void extent_round(void)
+{
+	static const unsigned long counts[] = { 1, 2, 3, 5, 7, 8, 9, 100, 257, 1000, 1023, 1024,
+						1025, 3000 };
+	static const unsigned long aligns[] = { 0, PAGE_SIZE, 16 * PAGE_SIZE, 1UL << 22, 1UL << 23 };
+	for (size_t a = 0; a < ARRAY_SIZE(aligns); a++) {
+		struct page *e[ARRAY_SIZE(counts)];
+		for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+			e[i] = alloc_pages_extent(GFP_KERNEL | __GFP_ZERO, counts[i], aligns[a]);
+			CHECK(e[i] != NULL);
+			char *p = page_address(e[i]);
+			unsigned long align = aligns[a] > PAGE_SIZE ? aligns[a] : PAGE_SIZE;
+			CHECK(((uintptr_t)p & (align - 1)) == 0);
+			CHECK(all_zero(p, counts[i] * PAGE_SIZE));
+			memset(p, 0xa5, counts[i] * PAGE_SIZE);	/* every page is ours */
+		}
+		CHECK_EQ(page_alloc_validate(), 0);
+		for (size_t i = 0; i < ARRAY_SIZE(counts); i++)
+			free_pages_extent(e[i], counts[i]);
+		CHECK_EQ(page_alloc_validate(), 0);
+	}
+	page_alloc_drain_pcp();
+}
+
+static void extents_are_exact(void)
+{
+	unsigned long before[MAX_PAGE_ORDER + 1], after[MAX_PAGE_ORDER + 1];
+	extent_round();		/* the zone grows to what the round needs */
+	page_alloc_buddyinfo(0, ZONE_NORMAL, before, NULL);
+	extent_round();
+	/* What rounding up took was given back: every block merged again. */
+	page_alloc_buddyinfo(0, ZONE_NORMAL, after, NULL);
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
+		CHECK_EQ(after[o], before[o]);
+	/* A block of an extent is freed with its extent's count, or reported. */
+	struct page *e = alloc_pages_extent(GFP_KERNEL, 5, 0);
+	EXPECT_REPORT(__free_pages(e, 3), "the block has order 2");
+	free_pages_extent(e, 5);
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
 static void get_order_matches_kernel(void)
 {
 	CHECK_EQ(get_order(1), 0);
@@ -325,6 +368,7 @@ int main(void)
 	RUN(bad_frees_are_reported_and_ignored);
 	RUN(foreign_pointers_are_not_ours);
 	RUN(unknown_node_is_any_node);
+	RUN(extents_are_exact);
 	CHECK_EQ(page_alloc_validate(), 0);
 	return check_done();
 }
