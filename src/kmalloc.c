@@ -6,21 +6,14 @@
  * GFP_DMA/GFP_DMA32 requests use dma-kmalloc-* caches made on first use.
  */
 #define _GNU_SOURCE
-#include "slab.h"
+#include "kmalloc.h"
 
 #include <errno.h>
 #include <string.h>
 
 #include "report.h"
 
-#define KMALLOC_SHIFT_HIGH (PAGE_SHIFT + 1)	/* 8 KiB: the largest cache */
-#define NR_KMALLOC_INDEX (KMALLOC_SHIFT_HIGH + 1)
-/* Largest kmalloc at all: what the page allocator serves (order 30). */
-#define KMALLOC_MAX_SIZE (PAGE_SIZE << 30)
-
-enum kmalloc_type { KMALLOC_NORMAL, KMALLOC_DMA, NR_KMALLOC_TYPES };
-
-static struct kmem_cache *kmalloc_caches[NR_KMALLOC_TYPES][NR_KMALLOC_INDEX];
+struct kmem_cache *kmalloc_caches[NR_KMALLOC_TYPES][NR_KMALLOC_INDEX];
 static pthread_mutex_t kmalloc_dma_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Cache index for sizes up to 192, in steps of 8 (index 1: 96, 2: 192). */
@@ -37,12 +30,7 @@ static unsigned int kmalloc_index(size_t size)
 	return 64 - (unsigned int)__builtin_clzl(size - 1);	/* fls(size - 1) */
 }
 
-/*
- * The same index for every size up to KMALLOC_MAX_CACHE_SIZE, by (size - 1) / 8:
- * one load on the fast path instead of a branch and a bit scan.  Filled
- * before the caches are published; 0 (no cache) until then.
- */
-static uint8_t kmalloc_fast_index[KMALLOC_MAX_CACHE_SIZE / 8];
+uint8_t kmalloc_fast_index[KMALLOC_MAX_CACHE_SIZE / 8];
 
 static unsigned int kmalloc_size(unsigned int index)
 {
@@ -149,10 +137,7 @@ static __noinline void *kmalloc_node_slow(size_t size, gfp_t gfp, int node)
 static inline void *__kmalloc_node(size_t size, gfp_t gfp, int node)
 {
 	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE && !(gfp & (__GFP_DMA | __GFP_DMA32)))) {
-		unsigned int index = __atomic_load_n(&kmalloc_fast_index[(size - 1) / 8],
-						     __ATOMIC_RELAXED);
-		struct kmem_cache *s = __atomic_load_n(&kmalloc_caches[KMALLOC_NORMAL][index],
-						       __ATOMIC_ACQUIRE);
+		struct kmem_cache *s = kmalloc_cache_fast(size);
 		if (likely(s))
 			return slab_alloc(s, gfp, node);
 	}
@@ -192,7 +177,7 @@ void *kcalloc(size_t n, size_t size, gfp_t gfp)
 /* What a kmalloc'ed pointer is: a slab object, a large block, or neither. */
 enum kobj_kind { KOBJ_BAD, KOBJ_SLAB, KOBJ_LARGE };
 
-static inline enum kobj_kind classify(const void *p, const char *caller,
+static enum kobj_kind classify(const void *p, const char *caller,
 				      struct kmem_cache **sp, struct page **pagep)
 {
 	uintptr_t start;
@@ -215,11 +200,11 @@ static inline enum kobj_kind classify(const void *p, const char *caller,
 			return KOBJ_LARGE;
 		}
 	}
-	slub_report("%s: invalid pointer %p (not from kmalloc); ignored", caller, p);
+	slub_report("%s: invalid pointer %p (not allocated by libslub); ignored", caller, p);
 	return KOBJ_BAD;
 }
 
-static size_t slab_ksize(const struct kmem_cache *s)
+size_t slab_ksize(const struct kmem_cache *s)
 {
 	/* Debugging needs the bytes after the object; metadata needs its own. */
 	if (s->flags & (SLAB_RED_ZONE | SLAB_POISON))
@@ -229,7 +214,7 @@ static size_t slab_ksize(const struct kmem_cache *s)
 	return s->size;
 }
 
-static size_t ksize_of(const void *p, const char *caller, bool *ok)
+size_t ksize_of(const void *p, const char *caller, bool *ok)
 {
 	struct kmem_cache *s;
 	struct page *page;
@@ -253,7 +238,7 @@ size_t ksize(const void *p)
 	return ksize_of(p, "ksize", &ok);
 }
 
-static inline void kfree_checked(const void *p, const char *caller)
+void kfree_checked(const void *p, const char *caller)
 {
 	struct kmem_cache *s;
 	struct page *page;

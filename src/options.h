@@ -38,7 +38,9 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(slub_cpu_partial, "slub_cpu_partial", OPT_BOOL, 1, 0, 1,            \
 	  "keep a few partial slabs per CPU (CONFIG_SLUB_CPU_PARTIAL)")       \
 	X(slub_rseq, "slub_rseq", OPT_BOOL, 1, 0, 1,                          \
-	  "per-CPU fast paths as rseq sequences when possible (0: cmpxchg16b)")
+	  "per-CPU fast paths as rseq sequences when possible (0: cmpxchg16b)") \
+	X(exit_stats, "slub_exit_stats", OPT_STRING, 0, 0, 0,                 \
+	  "at exit, append a table of the caches to this file (- : stderr)")
 
 enum slub_option_id {
 #define X(id, name, type, def, min, max, help) OPT_##id,

@@ -251,6 +251,8 @@ static void bad_page(const char *caller, const void *addr, unsigned int order,
 
 /* ---- large regions (order > MAX_PAGE_ORDER) ------------------------------- */
 
+static void extent_account(unsigned long nr, long sign);
+
 /*
  * A block of a large region: 2^@order pages naturally aligned, as every
  * block of the kernel's allocator is, or (@order EXTENT_ORDER) @nr pages
@@ -337,6 +339,8 @@ static void free_large(struct page *page, unsigned long addr, unsigned int order
 	if (base) {
 		__atomic_sub_fetch(&page_alloc_stats.large_allocs, 1, __ATOMIC_RELAXED);
 		__atomic_sub_fetch(&page_alloc_stats.large_pages, pages, __ATOMIC_RELAXED);
+		if (order == EXTENT_ORDER)
+			extent_account(pages, -1);
 		memmap_release_region(base, bytes);
 		if (zone == ZONE_DMA32) {
 			/* Address space below 4 GiB came free: growing may work again. */
@@ -673,6 +677,12 @@ void free_pages(unsigned long addr, unsigned int order)
  * binary digits of @nr, largest first: each block then lands on a multiple
  * of its own size, and both ends agree on the cut knowing only @nr.
  */
+static void extent_account(unsigned long nr, long sign)
+{
+	__atomic_add_fetch(&page_alloc_stats.extents, (unsigned long)sign, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&page_alloc_stats.extent_pages, nr * (unsigned long)sign, __ATOMIC_RELAXED);
+}
+
 static inline unsigned int extent_next_order(unsigned long rest)
 {
 	return 63 - (unsigned int)__builtin_clzl(rest);
@@ -700,8 +710,10 @@ struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align
 			return alloc_failed(gfp, align_order, "alignment too large");
 		struct page *page = alloc_large_region(z, gfp, EXTENT_ORDER, nr,
 							align > PAGE_SIZE ? align : PAGE_SIZE);
-		if (page)
+		if (page) {
 			page->order = EXTENT_ORDER;
+			extent_account(nr, 1);
+		}
 		return page;
 	}
 
@@ -729,6 +741,7 @@ struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align
 	}
 	if ((gfp & __GFP_ZERO) && !zero)
 		memset(memmap_page_address(block), 0, nr << PAGE_SHIFT);
+	extent_account(nr, 1);
 	return block;
 }
 
@@ -736,6 +749,7 @@ void free_pages_extent(struct page *page, unsigned long nr)
 {
 	if (free_large_or_invalid(page, EXTENT_ORDER, "free_pages_extent"))
 		return;
+	extent_account(nr, -1);
 	for (unsigned long off = 0, rest = nr; rest; off += 1UL << extent_next_order(rest),
 	     rest -= 1UL << extent_next_order(rest))
 		free_pages_checked(page + off, extent_next_order(rest), "free_pages_extent");

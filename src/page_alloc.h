@@ -69,6 +69,8 @@ struct page_alloc_stats {
 	unsigned long large_allocs;	/* live large-region allocations */
 	unsigned long large_pages;
 	unsigned long decommitted_pages;	/* total given back by decay or reclaim */
+	unsigned long extents;		/* live extents (alloc_pages_extent) */
+	unsigned long extent_pages;
 };
 extern __hidden struct page_alloc_stats page_alloc_stats;
 

@@ -127,6 +127,7 @@ struct kmem_cache_node {
 	struct list_head partial;	/* via page->lru */
 	unsigned long nr_slabs;		/* all slabs of the node */
 	unsigned long total_objects;
+	unsigned long total_pages;	/* pages of all slabs (orders may differ) */
 };
 
 struct kmem_cache {
@@ -338,7 +339,23 @@ __hidden int __kmem_cache_shrink(struct kmem_cache *s);
 __hidden unsigned long __kmem_cache_release(struct kmem_cache *s);
 __hidden unsigned long slab_validate_cache(struct kmem_cache *s);
 
+/* One cache's figures, as slabinfo shows them. */
+struct slab_info {
+	unsigned long active_objs;	/* allocated, or free on a CPU's lockless list */
+	unsigned long num_objs;		/* in all slabs */
+	unsigned long num_slabs;
+	unsigned long bytes;		/* pages of all slabs */
+	unsigned long partial_slabs;	/* on the node's and the CPUs' partial lists */
+};
+__hidden void slab_get_info(struct kmem_cache *s, struct slab_info *info);
+/* Write the table of caches in use to @fd (slab_stats.c). */
+__hidden void slab_write_cache_table(int fd);
+/* Arm the table at exit if slub_exit_stats= asks for it (slab_init). */
+__hidden void slab_stats_init(void);
+
 /* The cache layer (slab_common.c). */
+/* Call @fn for every cache, under the cache list lock (fn may take cache locks). */
+__hidden void slab_for_each_cache(void (*fn)(struct kmem_cache *s, void *arg), void *arg);
 __hidden void slab_ensure_init(void);
 __hidden struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
 						unsigned int align, slab_flags_t flags,

@@ -154,6 +154,7 @@ static void slab_init(void)
 	}
 	list_add_tail(&s->list, &slab_caches);
 	create_kmalloc_caches();
+	slab_stats_init();
 }
 
 void slab_ensure_init(void)
@@ -348,6 +349,16 @@ int kmem_cache_shrink(struct kmem_cache *s)
 unsigned int kmem_cache_size(struct kmem_cache *s)
 {
 	return s->object_size;
+}
+
+void slab_for_each_cache(void (*fn)(struct kmem_cache *s, void *arg), void *arg)
+{
+	struct list_head *pos;
+	slab_ensure_init();
+	pthread_mutex_lock(&slab_caches_lock);
+	list_for_each(pos, &slab_caches)
+		fn(list_entry(pos, struct kmem_cache, list), arg);
+	pthread_mutex_unlock(&slab_caches_lock);
 }
 
 /* Validate every cache (tests; needs a quiet allocator). */

@@ -111,6 +111,7 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	struct kmem_cache_node *n = get_node(s);
 	__atomic_add_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&n->total_pages, 1UL << oo_order(oo), __ATOMIC_RELAXED);
 	return slab;
 }
 
@@ -121,6 +122,7 @@ static void discard_slab(struct kmem_cache *s, struct page *slab)
 
 	__atomic_sub_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&n->total_pages, 1UL << slab->order, __ATOMIC_RELAXED);
 	WRITE_ONCE(slab->slab_cache, NULL);
 	slab->freelist = NULL;
 	slab->counters = 0;
@@ -729,4 +731,40 @@ unsigned long slab_validate_cache(struct kmem_cache *s)
 	}
 	pthread_mutex_unlock(&n->list_lock);
 	return errors;
+}
+
+/* ---- figures ---------------------------------------------------------------------- */
+
+/*
+ * As the kernel's slabinfo counts them: objects free on partial slabs (the
+ * node's and the CPUs') are inactive; a cpu slab counts as wholly active,
+ * since its free objects sit on a lockless list nobody may walk.
+ */
+void slab_get_info(struct kmem_cache *s, struct slab_info *info)
+{
+	struct kmem_cache_node *n = get_node(s);
+	unsigned long free = 0, partial = 0;
+	struct list_head *pos;
+
+	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++) {
+		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+		pthread_mutex_lock(&c->lock);
+		for (struct page *slab = c->partial; slab; slab = slab->next, partial++) {
+			union slab_counters cnt = read_counters(slab);
+			free += cnt.objects - cnt.inuse;
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_lock(&n->list_lock);
+	list_for_each(pos, &n->partial) {
+		union slab_counters cnt = read_counters(list_entry(pos, struct page, lru));
+		free += cnt.objects - cnt.inuse;
+		partial++;
+	}
+	info->num_objs = READ_ONCE(n->total_objects);
+	info->num_slabs = READ_ONCE(n->nr_slabs);
+	info->bytes = READ_ONCE(n->total_pages) << PAGE_SHIFT;
+	pthread_mutex_unlock(&n->list_lock);
+	info->active_objs = info->num_objs > free ? info->num_objs - free : 0;
+	info->partial_slabs = partial;
 }

@@ -155,7 +155,7 @@ static void bad_pointers(void)
 	EXPECT_REPORT(kfree(big + 4096), "invalid pointer");
 	/* Pages from the page allocator are not kmalloc's to free. */
 	unsigned long page = __get_free_pages(GFP_KERNEL, 2);
-	EXPECT_REPORT(kfree((void *)page), "not from kmalloc");
+	EXPECT_REPORT(kfree((void *)page), "not allocated by libslub");
 	free_pages(page, 2);
 	kfree(big);
 	EXPECT_REPORT(CHECK(kmalloc(1UL << 50, GFP_KERNEL) == NULL), "larger than the largest");

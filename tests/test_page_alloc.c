@@ -339,7 +339,11 @@ static void extents_are_exact(void)
 	/* A block of an extent is freed with its extent's count, or reported. */
 	struct page *e = alloc_pages_extent(GFP_KERNEL, 5, 0);
 	EXPECT_REPORT(__free_pages(e, 3), "the block has order 2");
+	CHECK_EQ(page_alloc_stats.extents, 1);
+	CHECK_EQ(page_alloc_stats.extent_pages, 5);
 	free_pages_extent(e, 5);
+	CHECK_EQ(page_alloc_stats.extents, 0);
+	CHECK_EQ(page_alloc_stats.extent_pages, 0);
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
