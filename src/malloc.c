@@ -1,0 +1,299 @@
+/*
+ * malloc.c - the C library's malloc family on SLUB: libslub-malloc.so.
+ *
+ * Up to KMALLOC_MAX_CACHE_SIZE (8 KiB) a request is an object of the
+ * kmalloc cache of its size class.  Every class from 16 bytes up is a
+ * multiple of 16 and slabs start on page boundaries, so those objects are
+ * 16-byte aligned (what glibc promises), and power-of-two classes are
+ * aligned to their size, which the memalign family relies on.
+ * Larger requests are page extents: exactly the pages asked for
+ * (alloc_pages_extent), the first descriptor marked PG_extent with the
+ * page count.  free() and malloc_usable_size() find either kind through
+ * the memory map in O(1); anything else is reported and ignored.
+ *
+ * Nothing here calls what may allocate (stdio, dlsym) on a path that
+ * holds an allocator lock; reports go through the report sink.  free()
+ * keeps errno.  The fast paths are kmalloc's: an rseq pop or push.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kmalloc.h"
+#include "page_alloc.h"
+#include "report.h"
+
+#define MALLOC_API __attribute__((visibility("default")))
+/* Out of memory is the caller's to handle: no warning, as in glibc. */
+#define MALLOC_GFP (GFP_KERNEL | __GFP_NOWARN)
+#define MALLOC_MIN_ALIGN 16
+
+/* ---- page extents (above 8 KiB) ---------------------------------------------- */
+
+static void *extent_alloc(size_t size, size_t align, gfp_t gfp)
+{
+	if (unlikely(size > PTRDIFF_MAX - PAGE_SIZE)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	unsigned long nr = (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
+	struct page *page = alloc_pages_extent(gfp, nr, align);
+	if (!page) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	page->nr_extent_pages = nr;
+	__atomic_or_fetch(&page->flags, PG_extent, __ATOMIC_RELEASE);
+	return memmap_page_address(page);
+}
+
+/*
+ * The extent that starts at @p, or NULL.  A large region's descriptors may
+ * be unmapped by a racing free of the same block (a program's double
+ * free), so they are only read under memmap_lock.  @claim: take the
+ * extent for freeing (clear PG_extent); of two racing frees one wins.
+ */
+static struct page *extent_of(const void *p, bool claim, unsigned long *nr)
+{
+	if ((uintptr_t)p & (PAGE_SIZE - 1))
+		return NULL;
+	bool large = memmap_in_large_region(p);
+	if (large)
+		memmap_lock();
+	struct page *page = memmap_virt_to_page(p);
+	uint32_t flags = page ? page_flags(page) : 0;
+	if (!(flags & PG_extent))
+		page = NULL;
+	else if (claim && !__atomic_compare_exchange_n(&page->flags, &flags, flags & ~PG_extent,
+						       false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		page = NULL;
+	if (page)
+		*nr = page->nr_extent_pages;
+	if (large)
+		memmap_unlock();
+	return page;
+}
+
+/* ---- allocation ------------------------------------------------------------------ */
+
+/* Zero, large sizes, and the very first call (the caches do not exist yet). */
+static __noinline void *malloc_slow(size_t size, gfp_t gfp)
+{
+	if (!size)
+		size = 1;	/* glibc: a unique pointer that free() takes */
+	if (size > KMALLOC_MAX_CACHE_SIZE)
+		return extent_alloc(size, 0, gfp);
+	struct kmem_cache *s = kmalloc_cache_fast(size);
+	if (unlikely(!s)) {
+		slab_ensure_init();
+		s = kmalloc_cache_fast(size);
+		if (!s) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	return slab_alloc(s, gfp, NUMA_NO_NODE);
+}
+
+static inline void *malloc_gfp(size_t size, gfp_t gfp)
+{
+	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
+		struct kmem_cache *s = kmalloc_cache_fast(size);
+		if (likely(s))
+			return slab_alloc(s, gfp, NUMA_NO_NODE);
+	}
+	return malloc_slow(size, gfp);
+}
+
+MALLOC_API void *malloc(size_t size)
+{
+	return malloc_gfp(size, MALLOC_GFP);
+}
+
+MALLOC_API void *calloc(size_t n, size_t size)
+{
+	size_t bytes;
+	if (unlikely(__builtin_mul_overflow(n, size, &bytes))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* Extents of clean pages skip the memset (alloc_pages_extent). */
+	return malloc_gfp(bytes, MALLOC_GFP | __GFP_ZERO);
+}
+
+/* @align: a power of two. */
+static void *malloc_aligned(size_t align, size_t size)
+{
+	if (align <= ARCH_SLAB_MINALIGN)
+		return malloc(size);
+	if (size < align)
+		size = align;
+	if (size <= KMALLOC_MAX_CACHE_SIZE) {
+		/* Power-of-two classes are aligned to their size. */
+		if (align > MALLOC_MIN_ALIGN)
+			size = 1UL << (64 - __builtin_clzl(size - 1));
+		return malloc_gfp(size, MALLOC_GFP);
+	}
+	return extent_alloc(size, align > PAGE_SIZE ? align : 0, MALLOC_GFP);
+}
+
+static bool is_pow2(size_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+MALLOC_API void *memalign(size_t align, size_t size)
+{
+	/* glibc: a non-power-of-two alignment is rounded up to one. */
+	if (align > (SIZE_MAX >> 1) + 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!is_pow2(align))
+		align = align ? 1UL << (64 - __builtin_clzl(align)) : 1;
+	return malloc_aligned(align, size);
+}
+
+MALLOC_API void *aligned_alloc(size_t align, size_t size)
+{
+	if (!is_pow2(align)) {
+		errno = EINVAL;	/* as glibc 2.38 and C23 */
+		return NULL;
+	}
+	return malloc_aligned(align, size);
+}
+
+MALLOC_API int posix_memalign(void **memptr, size_t align, size_t size)
+{
+	if (!is_pow2(align) || align % sizeof(void *))
+		return EINVAL;
+	int saved = errno;
+	void *p = malloc_aligned(align, size);
+	if (!p)
+		return ENOMEM;
+	errno = saved;
+	*memptr = p;
+	return 0;
+}
+
+MALLOC_API void *valloc(size_t size)
+{
+	return malloc_aligned(PAGE_SIZE, size);
+}
+
+MALLOC_API void *pvalloc(size_t size)
+{
+	if (size > SIZE_MAX - PAGE_SIZE) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	size = size ? ALIGN_UP(size, PAGE_SIZE) : PAGE_SIZE;
+	return malloc_aligned(PAGE_SIZE, size);
+}
+
+/* ---- free and size ---------------------------------------------------------------- */
+
+/* Everything but a good slab object: NULL, an extent, a kmalloc block, garbage. */
+static __noinline void free_slow(void *p, const char *caller)
+{
+	unsigned long nr;
+	if (!p)
+		return;
+	int saved = errno;
+	struct page *page = extent_of(p, true, &nr);
+	if (page)
+		free_pages_extent(page, nr);
+	else
+		kfree_checked(p, caller);	/* a kmalloc'ed block, or a report */
+	errno = saved;
+}
+
+MALLOC_API void free(void *p)
+{
+	uintptr_t start;
+	struct page *slab;
+	struct kmem_cache *s = object_slab(p, &slab, &start);
+	if (likely(s && slab_object_valid_at(s, slab, start, p)))
+		slab_free(s, slab, p);
+	else
+		free_slow(p, "free");
+}
+
+/* What the caller may use at @p; *ok false (after a report) if @p is not ours. */
+static size_t usable_size(const void *p, const char *caller, bool *ok)
+{
+	uintptr_t start;
+	struct page *slab;
+	unsigned long nr;
+	struct kmem_cache *s = object_slab(p, &slab, &start);
+	*ok = true;
+	if (likely(s && slab_object_valid_at(s, slab, start, p)))
+		return slab_ksize(s);
+	if (p && extent_of(p, false, &nr))
+		return nr << PAGE_SHIFT;
+	return ksize_of(p, caller, ok);
+}
+
+MALLOC_API size_t malloc_usable_size(void *p)
+{
+	bool ok;
+	return usable_size(p, "malloc_usable_size", &ok);
+}
+
+MALLOC_API void *realloc(void *p, size_t size)
+{
+	bool ok;
+	if (!p)
+		return malloc(size);
+	if (!size) {
+		free(p);	/* glibc: realloc(p, 0) frees and returns NULL */
+		return NULL;
+	}
+	size_t old = usable_size(p, "realloc", &ok);
+	if (!ok) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* In place while it fits and does not waste more than half. */
+	if (size <= old && (size > old / 2 || old <= MALLOC_MIN_ALIGN))
+		return p;
+	void *q = malloc(size);
+	if (!q)
+		return NULL;
+	memcpy(q, p, size < old ? size : old);
+	free(p);
+	return q;
+}
+
+MALLOC_API void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, bytes);
+}
+
+/* ---- the names glibc also answers to ---------------------------------------------- */
+
+/* The aliases need not repeat glibc's declaration attributes (GCC asks them to). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-attributes"
+#endif
+MALLOC_API void *__libc_malloc(size_t) __attribute__((alias("malloc")));
+MALLOC_API void __libc_free(void *) __attribute__((alias("free")));
+MALLOC_API void cfree(void *) __attribute__((alias("free")));
+MALLOC_API void *__libc_calloc(size_t, size_t) __attribute__((alias("calloc")));
+MALLOC_API void *__libc_realloc(void *, size_t) __attribute__((alias("realloc")));
+MALLOC_API void *__libc_reallocarray(void *, size_t, size_t) __attribute__((alias("reallocarray")));
+MALLOC_API void *__libc_memalign(size_t, size_t) __attribute__((alias("memalign")));
+MALLOC_API void *__libc_valloc(size_t) __attribute__((alias("valloc")));
+MALLOC_API void *__libc_pvalloc(size_t) __attribute__((alias("pvalloc")));
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

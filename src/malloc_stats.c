@@ -1,0 +1,136 @@
+/*
+ * malloc_stats.c - the malloc library's answers about itself and its one
+ * knob: malloc_trim, malloc_stats, mallinfo2/mallinfo, malloc_info,
+ * mallopt.  Figures come from the slab layer (slab_get_info) and the page
+ * allocator's counters; "mmap" in glibc's vocabulary is our large regions.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "page_alloc.h"
+#include "slab.h"
+
+#define MALLOC_API __attribute__((visibility("default")))
+
+struct totals {
+	unsigned long slab_bytes;	/* pages of all slabs */
+	unsigned long used_bytes;	/* active objects * object stride */
+	unsigned long partial_slabs;
+};
+
+static void add_cache(struct kmem_cache *s, void *arg)
+{
+	struct totals *t = arg;
+	struct slab_info info;
+	slab_get_info(s, &info);
+	t->slab_bytes += info.bytes;
+	t->used_bytes += info.active_objs * s->size;
+	t->partial_slabs += info.partial_slabs;
+}
+
+static struct mallinfo2 collect(void)
+{
+	struct totals t = { 0 };
+	slab_for_each_cache(add_cache, &t);
+	unsigned long extent_bytes = READ_ONCE(page_alloc_stats.extent_pages) << PAGE_SHIFT;
+	unsigned long large_bytes = READ_ONCE(page_alloc_stats.large_pages) << PAGE_SHIFT;
+	unsigned long large = READ_ONCE(page_alloc_stats.large_allocs);
+	/* Extents above 4 MiB are large regions: count them once, as "mmap". */
+	unsigned long buddy_extents = extent_bytes > large_bytes ? extent_bytes - large_bytes : 0;
+	struct mallinfo2 mi = {
+		.arena = t.slab_bytes + buddy_extents,
+		.ordblks = t.partial_slabs,
+		.hblks = large,
+		.hblkhd = large_bytes,
+		.uordblks = t.used_bytes + buddy_extents,
+	};
+	mi.fordblks = mi.arena - mi.uordblks;
+	return mi;
+}
+
+MALLOC_API struct mallinfo2 mallinfo2(void)
+{
+	return collect();
+}
+
+static int clamp(size_t x)
+{
+	return x > INT_MAX ? INT_MAX : (int)x;
+}
+
+MALLOC_API struct mallinfo mallinfo(void)
+{
+	struct mallinfo2 m = collect();
+	return (struct mallinfo){
+		.arena = clamp(m.arena), .ordblks = clamp(m.ordblks), .hblks = clamp(m.hblks),
+		.hblkhd = clamp(m.hblkhd), .uordblks = clamp(m.uordblks),
+		.fordblks = clamp(m.fordblks),
+	};
+}
+MALLOC_API struct mallinfo __libc_mallinfo(void) __attribute__((alias("mallinfo")));
+
+static void shrink_one(struct kmem_cache *s, void *arg)
+{
+	(void)arg;
+	kmem_cache_shrink(s);
+}
+
+/* Empty slabs back to the page allocator, then every free page back to the OS. */
+MALLOC_API int malloc_trim(size_t pad)
+{
+	(void)pad;	/* nothing here grows like glibc's heap top */
+	slab_for_each_cache(shrink_one, NULL);
+	return slub_reclaim() > 0;
+}
+
+/* glibc's format, on stderr, then our caches. */
+MALLOC_API void malloc_stats(void)
+{
+	struct mallinfo2 m = collect();
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf),
+			 "Arena 0:\nsystem bytes     = %10zu\nin use bytes     = %10zu\n"
+			 "Total (incl. mmap):\nsystem bytes     = %10zu\nin use bytes     = %10zu\n"
+			 "max mmap regions = %10zu\nmax mmap bytes   = %10zu\n",
+			 m.arena, m.uordblks, m.arena + m.hblkhd, m.uordblks + m.hblkhd, m.hblks,
+			 m.hblkhd);
+	if (n > 0 && write(STDERR_FILENO, buf, (size_t)n) < 0)
+		return;
+	slab_write_cache_table(STDERR_FILENO);
+}
+
+MALLOC_API int malloc_info(int options, FILE *fp)
+{
+	if (options) {
+		errno = EINVAL;
+		return -1;
+	}
+	struct mallinfo2 m = collect();
+	fprintf(fp, "<malloc version=\"libslub-1\">\n"
+		    "<total type=\"slabs\" size=\"%zu\"/>\n<total type=\"in-use\" size=\"%zu\"/>\n"
+		    "<total type=\"mmap\" count=\"%zu\" size=\"%zu\"/>\n</malloc>\n",
+		m.arena, m.uordblks, m.hblks, m.hblkhd);
+	return 0;
+}
+
+/* glibc's tunables have no counterpart here: every one is refused (0). */
+MALLOC_API int mallopt(int param, int value)
+{
+	(void)param;
+	(void)value;
+	return 0;
+}
+/* The aliases need not repeat glibc's declaration attributes (GCC asks them to). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-attributes"
+#endif
+MALLOC_API int __libc_mallopt(int, int) __attribute__((alias("mallopt")));
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

@@ -1,0 +1,204 @@
+/*
+ * slubrun - run a program with libslub as its malloc.
+ *
+ *   slubrun [--options 'SLUB_OPTIONS string'] [--stats] [--] PROGRAM [ARGS...]
+ *
+ * Puts libslub-malloc.so first in LD_PRELOAD, adds the options to
+ * SLUB_OPTIONS (the program's own environment wins for nothing: ours are
+ * appended, and the last setting of an option is the one in force), runs
+ * the program and exits as a shell would: its exit status, or 128 + n if
+ * signal n killed it.  --stats prints, once the program has ended, the
+ * table of caches each of its processes left at exit (slub_exit_stats=).
+ *
+ * slubrun itself runs on glibc's malloc; only the program is preloaded.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: slubrun [--options 'SLUB_OPTIONS string'] [--stats] [--] PROGRAM [ARGS...]\n"
+		"Run PROGRAM with libslub-malloc.so as its malloc (LD_PRELOAD).\n"
+		"  --options S  add S to SLUB_OPTIONS (e.g. 'slub_min_objects=8')\n"
+		"  --stats      when PROGRAM ends, print the caches each of its processes used\n"
+		"  --help       this text\n"
+		"The library is looked up beside slubrun (build tree) and in %s;\n"
+		"SLUBRUN_LIBRARY=path overrides.\n", SLUBRUN_LIBDIR_REL);
+}
+
+static bool readable(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+/* The library: $SLUBRUN_LIBRARY, or relative to this executable. */
+static const char *find_library(void)
+{
+	static char path[PATH_MAX];
+	char self[PATH_MAX];
+	const char *env = getenv("SLUBRUN_LIBRARY");
+	if (env && *env)
+		return env;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	const char *dir = dirname(self);
+	static const char *const rel[] = { SLUBRUN_LIBDIR_REL, "..", "." };
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s/%s", dir, rel[i], SLUBRUN_LIBNAME);
+		if (readable(path))
+			return path;
+	}
+	return NULL;
+}
+
+/* NAME=old + sep + add (or add alone). */
+static void prepend_env(const char *name, const char *first, const char *sep)
+{
+	const char *old = getenv(name);
+	if (!old || !*old) {
+		setenv(name, first, 1);
+		return;
+	}
+	size_t len = strlen(first) + strlen(sep) + strlen(old) + 1;
+	char *v = malloc(len);
+	if (!v) {
+		perror("slubrun");
+		exit(127);
+	}
+	snprintf(v, len, "%s%s%s", first, sep, old);
+	setenv(name, v, 1);
+	free(v);
+}
+
+static void append_env(const char *name, const char *add)
+{
+	const char *old = getenv(name);
+	if (!old || !*old) {
+		setenv(name, add, 1);
+		return;
+	}
+	size_t len = strlen(old) + strlen(add) + 2;
+	char *v = malloc(len);
+	if (!v) {
+		perror("slubrun");
+		exit(127);
+	}
+	snprintf(v, len, "%s %s", old, add);
+	setenv(name, v, 1);
+	free(v);
+}
+
+static void copy_to_stderr(int fd)
+{
+	char buf[8192];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(STDERR_FILENO, buf, (size_t)n) != n)
+			break;
+}
+
+int main(int argc, char **argv)
+{
+	const char *options = NULL;
+	bool stats = false;
+	int i = 1;
+	for (; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (!strcmp(argv[i], "--stats")) {
+			stats = true;
+		} else if (!strcmp(argv[i], "--options") && i + 1 < argc) {
+			options = argv[++i];
+		} else if (!strncmp(argv[i], "--options=", 10)) {
+			options = argv[i] + 10;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "slubrun: unknown option %s\n", argv[i]);
+			usage(stderr);
+			return 2;
+		} else {
+			break;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return 2;
+	}
+
+	const char *lib = find_library();
+	if (!lib) {
+		fprintf(stderr, "slubrun: cannot find %s (set SLUBRUN_LIBRARY)\n", SLUBRUN_LIBNAME);
+		return 127;
+	}
+	char abs[PATH_MAX];
+	if (realpath(lib, abs))
+		lib = abs;
+	prepend_env("LD_PRELOAD", lib, ":");
+	if (options)
+		append_env("SLUB_OPTIONS", options);
+
+	/* The tables go to a private file, printed after the program is done. */
+	char stats_path[] = "/tmp/slubrun-stats-XXXXXX";
+	int stats_fd = -1;
+	if (stats) {
+		stats_fd = mkstemp(stats_path);
+		if (stats_fd < 0) {
+			perror("slubrun: mkstemp");
+			return 127;
+		}
+		char opt[sizeof(stats_path) + 32];
+		snprintf(opt, sizeof(opt), "slub_exit_stats=%s", stats_path);
+		append_env("SLUB_OPTIONS", opt);
+	}
+
+	/* As system(3) does: the terminal's signals are the program's to take. */
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("slubrun: fork");
+		return 127;
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		if (stats_fd >= 0)
+			close(stats_fd);
+		execvp(argv[i], &argv[i]);
+		int e = errno;
+		fprintf(stderr, "slubrun: %s: %s\n", argv[i], strerror(e));
+		_exit(e == ENOENT ? 127 : 126);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			perror("slubrun: waitpid");
+			return 127;
+		}
+	if (stats_fd >= 0) {
+		lseek(stats_fd, 0, SEEK_SET);
+		copy_to_stderr(stats_fd);
+		close(stats_fd);
+		unlink(stats_path);
+	}
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
