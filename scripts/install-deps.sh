@@ -5,9 +5,12 @@ set -euo pipefail
 
 profile=${1:-test}
 pkgs=(build-essential cmake pkg-config)
+# The real programs the tests run under libslub (tests/programs).
+programs=(python3 sqlite3 git xz-utils gzip)
 case "$profile" in
-  build|test) ;;
-  ci)    pkgs+=(clang libclang-rt-14-dev valgrind) ;;
+  build) ;;
+  test)  pkgs+=("${programs[@]}") ;;
+  ci)    pkgs+=("${programs[@]}" clang libclang-rt-14-dev valgrind) ;;
   bench) pkgs+=(valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0) ;;
   *) echo "install-deps.sh: unknown profile '$profile' (build, test, ci, bench)" >&2; exit 2 ;;
 esac

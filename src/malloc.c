@@ -170,11 +170,9 @@ MALLOC_API int posix_memalign(void **memptr, size_t align, size_t size)
 {
 	if (!is_pow2(align) || align % sizeof(void *))
 		return EINVAL;
-	int saved = errno;
 	void *p = malloc_aligned(align, size);
 	if (!p)
 		return ENOMEM;
-	errno = saved;
 	*memptr = p;
 	return 0;
 }

@@ -11,7 +11,7 @@ fail() { echo "test_install: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
 for f in include/slub.h lib/libslub.so lib/libslub.a lib/pkgconfig/slub.pc \
-         lib/cmake/slub/slubConfig.cmake; do
+         lib/cmake/slub/slubConfig.cmake lib/libslub-malloc.so bin/slubrun; do
   [ -e "$prefix/$f" ] || fail "missing $f"
 done
 
@@ -20,6 +20,21 @@ exported=$(nm -D --defined-only "$prefix/lib/libslub.so" | awk '{print $3}' | so
 declared=$(grep -E '^SLUB_API' "$src/include/slub.h" | sed -E 's/.*[ *]([A-Za-z_0-9]+)\(.*/\1/' | sort)
 [ "$exported" = "$declared" ] || fail "exported symbols differ from slub.h:
 $(diff <(echo "$declared") <(echo "$exported") || true)"
+
+# libslub-malloc.so: the same API plus the malloc family and glibc's aliases.
+malloc_names="aligned_alloc calloc cfree free mallinfo mallinfo2 malloc malloc_info malloc_stats
+malloc_trim malloc_usable_size mallopt memalign posix_memalign pvalloc realloc reallocarray valloc
+__libc_calloc __libc_free __libc_mallinfo __libc_malloc __libc_mallopt __libc_memalign
+__libc_pvalloc __libc_realloc __libc_reallocarray __libc_valloc"
+exported_m=$(nm -D --defined-only "$prefix/lib/libslub-malloc.so" | awk '{print $3}' | sort)
+declared_m=$( (echo "$declared"; tr ' ' '\n' <<<"$malloc_names" | grep .) | sort)
+[ "$exported_m" = "$declared_m" ] || fail "libslub-malloc.so exports differ:
+$(diff <(echo "$declared_m") <(echo "$exported_m") || true)"
+
+# slubrun, installed, finds the installed library and keeps exit codes.
+out=$("$prefix/bin/slubrun" --stats -- sh -c 'ls / >/dev/null; echo hi; exit 3' 2>"$work/stats") && st=0 || st=$?
+[ "$out" = hi ] && [ "$st" = 3 ] || fail "installed slubrun: output '$out', status $st"
+grep -q '^kmalloc-' "$work/stats" || fail "installed slubrun --stats printed no cache table"
 
 # pkg-config, shared and static.
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig

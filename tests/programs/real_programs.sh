@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# real_programs.sh BUILD_DIR CASE - run a real program from Debian on glibc's
+# malloc and then under slubrun (libslub-malloc.so preloaded), and require
+# the same output, the same exit status, and no report from libslub.
+# CASE: python, threads, sort, gzip, xz, git, gcc, sqlite, shell.
+set -euo pipefail
+build=$(cd "$1" && pwd) case=$2
+here=$(cd "$(dirname "$0")" && pwd)
+slubrun=$build/tools/slubrun
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+# Debian's python3 (install-deps.sh installs it), not a user's shim.
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+
+fail() { echo "real_programs[$case]: $*" >&2; exit 1; }
+
+# same OUT_NAME COMMAND...: run on glibc, then on libslub; compare.
+same() {
+  local name=$1; shift
+  local st_glibc=0 st_slub=0
+  "$@" >"$name.glibc" 2>"$name.glibc.err" || st_glibc=$?
+  "$slubrun" -- "$@" >"$name.slub" 2>"$name.slub.err" || st_slub=$?
+  [ "$st_glibc" = "$st_slub" ] || fail "$name: exit status $st_slub on libslub, $st_glibc on glibc"
+  cmp -s "$name.glibc" "$name.slub" || fail "$name: output differs:
+$(diff "$name.glibc" "$name.slub" | head -20)"
+  if grep -q '^slub: ' "$name.slub.err"; then
+    fail "$name: libslub reported:
+$(grep '^slub: ' "$name.slub.err" | head -5)"
+  fi
+  echo "real_programs[$case]: $name: same output ($(wc -c <"$name.glibc") bytes), status $st_glibc"
+}
+
+# A large text file: 2 million numbered lines in a fixed shuffled order.
+lines() {
+  awk 'BEGIN { srand(42); for (i = 0; i < 2000000; i++) printf "%d %08x line-%d\n", int(rand() * 1e9), i * 2654435761 % 4294967296, i }'
+}
+
+case $case in
+python)
+  same workload "$python" "$here/workload.py"
+  ;;
+threads)	# multi-threaded C programs
+  lines >big.txt
+  same sort-parallel sort --parallel=2 -S 64M -k1,1n -k2 big.txt
+  head -300000 big.txt >part.txt
+  same xz-threads sh -c 'xz -T2 -2 --block-size=1MiB -c part.txt | xz -d | md5sum'
+  ;;
+sort)
+  lines >big.txt
+  same sort sort big.txt
+  same sort-unique sh -c 'cut -d" " -f2 big.txt | sort -u | wc -l'
+  ;;
+gzip)
+  lines >big.txt
+  same gzip sh -c 'gzip -9 -c big.txt | md5sum'
+  same gunzip sh -c 'gzip -c big.txt | gzip -dc | md5sum'
+  ;;
+git)
+  export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=t \
+         GIT_COMMITTER_EMAIL=t@example.com GIT_AUTHOR_DATE="2026-01-01T00:00:00Z" \
+         GIT_COMMITTER_DATE="2026-01-01T00:00:00Z"
+  make_repo() {	# the whole history under the allocator being tested
+    rm -rf repo && git init -q repo && cd repo
+    for i in $(seq 1 40); do
+      awk -v i="$i" 'BEGIN { for (j = 0; j < 2000; j++) print j * i % 997, "file", i }' >"f$((i % 7)).txt"
+      git add -A && git commit -qm "commit $i"
+    done
+    git gc -q && git fsck -q && git log --stat --format='%H %s' | md5sum
+    git diff HEAD~30 HEAD | md5sum
+    cd ..
+  }
+  export -f make_repo
+  same git bash -c make_repo
+  ;;
+gcc)
+  cat >prog.c <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+struct node { struct node *next; char name[32]; int value; };
+static int cmp(const void *a, const void *b) { return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b); }
+int main(void) {
+	struct node *head = NULL;
+	for (int i = 0; i < 1000; i++) {
+		struct node *n = malloc(sizeof(*n));
+		snprintf(n->name, sizeof(n->name), "node-%d", i);
+		n->value = (i * 7919) % 1000;
+		n->next = head;
+		head = n;
+	}
+	int values[1000], k = 0;
+	for (struct node *n = head; n; n = n->next) values[k++] = n->value;
+	qsort(values, 1000, sizeof(int), cmp);
+	printf("%d %d %d %s\n", values[0], values[500], values[999], head->name);
+	return 0;
+}
+EOF
+  same gcc-compile sh -c 'gcc -O2 -Wall -o prog prog.c && ./prog && gcc -O0 -g -S -o - prog.c | grep -c call'
+  ;;
+sqlite)
+  cat >q.sql <<'EOF'
+create table t (a integer primary key, b text, c real);
+with recursive n(x) as (select 1 union all select x + 1 from n where x < 200000)
+insert into t select x, printf('row-%d-%x', x, x * 2654435761 % 4294967296), x / 7.0 from n;
+create index tb on t(b);
+select count(*), sum(a), max(b), round(avg(c), 3) from t;
+select b from t where b like 'row-1234%' order by b limit 5;
+select a % 10, count(*) from t group by a % 10 order by 1;
+delete from t where a % 3 = 0;
+vacuum;
+select count(*) from t;
+EOF
+  same sqlite sh -c 'sqlite3 db.sqlite <q.sql; rm -f db.sqlite'
+  ;;
+shell)	# fork and exec all the time, exit codes, signals
+  same shell bash -c 'for i in $(seq 1 200); do echo $((i * i)) | tr 0-9 a-j; done | sort | uniq -c | wc -l; (exit 7); echo $?'
+  st=0; "$slubrun" -- sh -c 'kill -TERM $$' || st=$?
+  [ "$st" = 143 ] || fail "a program killed by SIGTERM: slubrun exited $st, not 143"
+  st=0; "$slubrun" -- sh -c 'exit 5' || st=$?
+  [ "$st" = 5 ] || fail "exit status 5 came back as $st"
+  st=0; "$slubrun" -- /nonexistent/program 2>/dev/null || st=$?
+  [ "$st" = 127 ] || fail "a missing program: slubrun exited $st, not 127"
+  "$slubrun" --options 'no_such_option=1' -- ls / >/dev/null 2>err.txt	# ls mallocs: the library starts
+  grep -q 'no_such_option' err.txt || fail "--options did not reach the library"
+  "$slubrun" --stats -- "$python" -c 'x = [str(i) for i in range(100000)]' 2>stats.txt
+  grep -q '^kmalloc-64 ' stats.txt || fail "--stats printed no table: $(head -3 stats.txt)"
+  echo "real_programs[$case]: exit codes, signals, --options and --stats ok"
+  ;;
+*)
+  fail "unknown case"
+  ;;
+esac

@@ -1,0 +1,307 @@
+/*
+ * test_malloc.c - the malloc contract of libslub-malloc.so: sizes,
+ * alignment, usable size, realloc, calloc, overflow, the memalign family,
+ * zero sizes, bad pointers and errno.  Linked against libslub-malloc.so
+ * alone, so this whole process (stdio included) runs on libslub.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <slub.h>
+
+#include "check.h"	/* CHECK, RUN; its EXPECT_REPORT needs internals this library hides */
+
+/* One report, exactly, from @call (counted through the public slub_errors()). */
+#define EXPECT_ONE_REPORT(call)                                                 \
+	do {                                                                    \
+		unsigned long e_ = slub_errors();                               \
+		call;                                                           \
+		CHECK_EQ(slub_errors(), e_ + 1);                                \
+	} while (0)
+
+/*
+ * This file frees what it must not, on purpose: hide the pointers and
+ * sizes from the compiler, which rightly warns about such misuse.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic ignored "-Wuse-after-free"
+#endif
+#define OPAQUE(x) ({ __typeof__(x) o_ = (x); __asm__("" : "+r"(o_)); o_; })
+
+static bool aligned(const void *p, size_t a)
+{
+	return ((uintptr_t)p & (a - 1)) == 0;
+}
+
+static bool all_bytes(const void *p, int c, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i] != (unsigned char)c)
+			return false;
+	return true;
+}
+
+static void we_are_the_allocator(void)
+{
+	/* malloc and kmalloc are one allocator: ksize() knows malloc's objects. */
+	void *p = malloc(100);
+	CHECK_EQ(ksize(p), 128);
+	CHECK_EQ(malloc_usable_size(p), 128);
+	free(p);
+}
+
+static void sizes_and_alignment(void)
+{
+	static const size_t sizes[] = { 1, 7, 8, 9, 15, 16, 17, 24, 33, 48, 63, 64, 65, 95, 96,
+					97, 100, 128, 129, 191, 192, 193, 255, 256, 500, 1000,
+					1024, 2000, 4095, 4096, 4097, 8191, 8192, 8193, 9000,
+					12288, 65536, 100000, 1 << 20, 3 << 20, (4 << 20) + 1,
+					10 << 20 };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+		char *p = malloc(n);
+		CHECK(p != NULL);
+		CHECK(aligned(p, n >= 16 ? 16 : 8));
+		size_t usable = malloc_usable_size(p);
+		CHECK(usable >= n);
+		if (n > 8192)	/* page extents: exactly the pages asked for */
+			CHECK_EQ(usable, (n + 4095) / 4096 * 4096);
+		memset(p, 0x5a, usable);	/* all of it is the caller's */
+		free(p);
+	}
+	CHECK_EQ(malloc_usable_size(NULL), 0);
+}
+
+static void zero_sizes(void)
+{
+	void *a = malloc(0), *b = malloc(0);
+	CHECK(a && b && a != b);	/* unique, as glibc's */
+	free(a);
+	free(b);
+	void *c = realloc(NULL, 0);
+	CHECK(c != NULL);
+	errno = 0;
+	CHECK(realloc(c, 0) == NULL);	/* glibc: frees, returns NULL */
+	void *d = calloc(0, 10);
+	CHECK(d != NULL);
+	free(d);
+}
+
+static void realloc_grows_shrinks_moves(void)
+{
+	size_t n = 10;
+	unsigned char *p = malloc(n);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)i;
+	/* Grow through every kind: small classes, extents, large regions. */
+	static const size_t steps[] = { 20, 100, 1000, 8192, 9000, 100000, 5 << 20, 20 << 20 };
+	for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
+		unsigned char *q = realloc(p, steps[s]);
+		CHECK(q != NULL);
+		for (size_t i = 0; i < n; i++)
+			if (q[i] != (unsigned char)i) {
+				CHECK(!"realloc lost content");
+				break;
+			}
+		for (size_t i = n; i < steps[s]; i++)
+			q[i] = (unsigned char)i;
+		p = q;
+		n = steps[s];
+	}
+	/* Shrinking by less than half stays in place; by more, it moves. */
+	CHECK((uintptr_t)realloc(OPAQUE(p), n - 4096) == (uintptr_t)p);
+	unsigned char *q = realloc(OPAQUE(p), 100);
+	CHECK(q != NULL && (uintptr_t)q != (uintptr_t)p);
+	for (size_t i = 0; i < 100; i++)
+		if (q[i] != (unsigned char)i) {
+			CHECK(!"shrinking realloc lost content");
+			break;
+		}
+	char *small = malloc(100);
+	void *same = realloc(OPAQUE(small), 90);
+	CHECK((uintptr_t)same == (uintptr_t)small);
+	free(same);
+	free(q);
+}
+
+static void calloc_zeroes_and_overflow(void)
+{
+	for (size_t n = 16; n <= (1 << 22); n *= 4) {
+		char *p = malloc(n);
+		memset(p, 0xff, n);
+		free(p);
+		char *z = calloc(1, n);	/* likely the same memory, dirty */
+		CHECK(z != NULL && all_bytes(z, 0, n));
+		free(z);
+	}
+	char *big = calloc(3, 7 << 20);
+	CHECK(big != NULL && all_bytes(big, 0, 21 << 20));
+	free(big);
+	errno = 0;
+	CHECK(calloc(OPAQUE(SIZE_MAX / 2), 3) == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	void *p = malloc(10);
+	errno = 0;
+	CHECK(reallocarray(p, OPAQUE(SIZE_MAX / 2), 3) == NULL);
+	CHECK_EQ(errno, ENOMEM);
+	void *r = reallocarray(OPAQUE(p), 5, 4);	/* p is still valid after the failure */
+	CHECK(r != NULL);
+	free(r);
+	free(reallocarray(NULL, 5, 4));
+	unsigned long e = slub_errors();
+	errno = 0;
+	CHECK(malloc(OPAQUE(SIZE_MAX / 2)) == NULL);	/* impossible: ENOMEM, no report */
+	CHECK_EQ(errno, ENOMEM);
+	CHECK_EQ(slub_errors(), e);
+}
+
+static void memalign_family(void)
+{
+	/* 65 and 130 would land in kmalloc-96 and kmalloc-192: only 32/64-aligned. */
+	static const size_t sizes[] = { 1, 65, 100, 130, 4096, 5000, 100000 };
+	for (size_t align = 1; align <= (16 << 20); align <<= 1) {
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			/* Several live at once: not only the first object of a slab. */
+			void *live[6];
+			size_t n = sizes[i];
+			for (int k = 0; k < 6; k++) {
+				void *p = NULL;
+				if (k % 3 == 0 && align >= sizeof(void *))
+					CHECK_EQ(posix_memalign(&p, align, n), 0);
+				else if (k % 3 == 1)
+					p = memalign(align, n);
+				else
+					p = aligned_alloc(align, n);
+				CHECK(p != NULL && aligned(p, align));
+				CHECK(malloc_usable_size(p) >= n);
+				memset(p, 1, n);
+				live[k] = p;
+			}
+			for (int k = 0; k < 6; k++)
+				free(live[k]);
+		}
+	}
+	void *p = (void *)1;
+	CHECK_EQ(posix_memalign(&p, 24, 10), EINVAL);
+	CHECK_EQ(posix_memalign(&p, 4, 10), EINVAL);	/* not a multiple of sizeof(void *) */
+	CHECK(p == (void *)1);				/* untouched on failure */
+	errno = 0;
+	CHECK(aligned_alloc(OPAQUE((size_t)24), 10) == NULL);
+	CHECK_EQ(errno, EINVAL);
+	void *m = memalign(OPAQUE((size_t)24), 10);	/* glibc rounds the alignment up to 32 */
+	CHECK(m != NULL && aligned(m, 32));
+	free(m);
+	void *v = valloc(10), *pv = pvalloc(1);
+	CHECK(aligned(v, 4096) && aligned(pv, 4096));
+	CHECK(malloc_usable_size(pv) >= 4096);
+	free(v);
+	free(pv);
+}
+
+static void bad_pointers_are_reported(void)
+{
+	int local;
+	char *p = malloc(64);
+	EXPECT_ONE_REPORT(free(OPAQUE(&local)));		/* not ours */
+	EXPECT_ONE_REPORT(free(OPAQUE(p + 8)));		/* not the start of an object */
+	EXPECT_ONE_REPORT(CHECK_EQ(malloc_usable_size(p + 1), 0));
+	free(p);
+	EXPECT_ONE_REPORT(free(OPAQUE(p)));			/* freed twice in a row */
+	char *big = malloc(100000);
+	EXPECT_ONE_REPORT(free(OPAQUE(big + 4096)));	/* inside an extent */
+	free(big);
+	EXPECT_ONE_REPORT(free(OPAQUE(big)));		/* an extent freed twice */
+	char *huge = malloc(9 << 20);		/* a large region */
+	free(huge);
+	EXPECT_ONE_REPORT(free(OPAQUE(huge)));
+	errno = 0;
+	EXPECT_ONE_REPORT(CHECK(realloc(OPAQUE(&local), 10) == NULL));
+	CHECK_EQ(errno, EINVAL);
+}
+
+static void free_keeps_errno(void)
+{
+	static const size_t sizes[] = { 8, 100, 9000, 6 << 20 };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		void *p = malloc(sizes[i]);
+		errno = 1234;
+		free(p);
+		CHECK_EQ(errno, 1234);
+	}
+	errno = 4321;
+	free(NULL);
+	CHECK_EQ(errno, 4321);
+}
+
+static void trim_and_info(void)
+{
+	enum { N = 2000 };
+	static void *blocks[N];
+	struct mallinfo2 before = mallinfo2();
+	for (int i = 0; i < N; i++) {
+		blocks[i] = malloc(i % 2 ? 200 : 10000);
+		memset(blocks[i], 1, i % 2 ? 200 : 10000);
+	}
+	struct mallinfo2 during = mallinfo2();
+	CHECK(during.uordblks >= before.uordblks + N / 2 * (10000 + 200));
+	for (int i = 0; i < N; i++)
+		free(blocks[i]);
+	CHECK_EQ(malloc_trim(0), 1);	/* something was given back */
+	struct mallinfo2 after = mallinfo2();
+	CHECK(after.uordblks < during.uordblks);
+	CHECK_EQ(mallopt(M_ARENA_MAX, 1), 0);	/* glibc's knobs: refused */
+}
+
+static void *thread_alloc(void *arg)
+{
+	void **slot = arg;
+	*slot = malloc(777);
+	memset(*slot, 7, 777);
+	return NULL;
+}
+
+static void threads_and_fork(void)
+{
+	pthread_t t;
+	void *p = NULL;
+	pthread_create(&t, NULL, thread_alloc, &p);
+	pthread_join(t, NULL);
+	CHECK(p && all_bytes(p, 7, 777));
+	free(p);	/* freed by another thread than the one that allocated */
+	pid_t pid = fork();
+	if (pid == 0) {
+		char *c = malloc(1 << 20);	/* the child's allocator works */
+		if (!c)
+			_exit(1);
+		memset(c, 3, 1 << 20);
+		free(c);
+		_exit(0);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int main(void)
+{
+	RUN(we_are_the_allocator);
+	RUN(sizes_and_alignment);
+	RUN(zero_sizes);
+	RUN(realloc_grows_shrinks_moves);
+	RUN(calloc_zeroes_and_overflow);
+	RUN(memalign_family);
+	RUN(bad_pointers_are_reported);
+	RUN(free_keeps_errno);
+	RUN(trim_and_info);
+	RUN(threads_and_fork);
+	return check_done();
+}
