@@ -3,6 +3,8 @@ BUILD ?= build
 BENCH_BUILD ?= build-bench
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
+# Debian's python3 (installed by the deps step), not a user's shim.
+PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
 # CMake's own makefiles run under this one: keep their output quiet.
 MAKEFLAGS += --no-print-directory
 
@@ -17,9 +19,13 @@ build: deps
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j$(JOBS)
 
-# The main job: build, then show what the library does.
+# The main job: build, show what the library does, then run a real program
+# (Python on a workload of its own) with libslub as its malloc.
 run: build
 	./$(BUILD)/tools/slub-demo
+	@echo
+	@echo "== a real program on libslub: slubrun --stats -- $(PYTHON) tests/programs/workload.py"
+	./$(BUILD)/tools/slubrun --stats -- $(PYTHON) tests/programs/workload.py
 
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)

@@ -128,6 +128,7 @@ struct kmem_cache_node {
 	unsigned long nr_slabs;		/* all slabs of the node */
 	unsigned long total_objects;
 	unsigned long total_pages;	/* pages of all slabs (orders may differ) */
+	unsigned long peak_pages;	/* the most total_pages has been */
 };
 
 struct kmem_cache {
@@ -345,6 +346,7 @@ struct slab_info {
 	unsigned long num_objs;		/* in all slabs */
 	unsigned long num_slabs;
 	unsigned long bytes;		/* pages of all slabs */
+	unsigned long peak_bytes;	/* the most they have been */
 	unsigned long partial_slabs;	/* on the node's and the CPUs' partial lists */
 };
 __hidden void slab_get_info(struct kmem_cache *s, struct slab_info *info);

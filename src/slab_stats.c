@@ -20,7 +20,7 @@
 struct table {
 	char buf[16384];
 	size_t len;
-	unsigned long bytes, active_bytes;
+	unsigned long bytes, active_bytes, peak_bytes;
 };
 
 static __printf(2, 3) void table_add(struct table *t, const char *fmt, ...)
@@ -49,17 +49,19 @@ static void cache_line(struct kmem_cache *s, void *arg)
 {
 	struct table *t = arg;
 	struct slab_info info;
-	char mem[16];
+	char mem[16], peak[16];
 	/* Exact counts: objects free on a CPU's lockless list go back to their slabs. */
 	kmem_cache_flush_all(s);
 	slab_get_info(s, &info);
-	if (!info.num_slabs)
-		return;
+	if (!info.peak_bytes)
+		return;		/* never used */
 	unsigned long used = info.active_objs * s->object_size;
-	table_add(t, "%-20s %10lu %7u %7lu %5lu %9s %4lu%%\n", s->name, info.active_objs,
+	table_add(t, "%-20s %10lu %7u %7lu %5lu %9s %4lu%% %9s\n", s->name, info.active_objs,
 		  s->object_size, info.num_slabs, info.partial_slabs,
-		  human(mem, sizeof(mem), info.bytes), info.bytes ? used * 100 / info.bytes : 0);
+		  human(mem, sizeof(mem), info.bytes), info.bytes ? used * 100 / info.bytes : 0,
+		  human(peak, sizeof(peak), info.peak_bytes));
 	t->bytes += info.bytes;
+	t->peak_bytes += info.peak_bytes;
 	t->active_bytes += used;
 }
 
@@ -85,20 +87,22 @@ void slab_write_cache_table(int fd)
 	struct table *t = &table;
 	char comm[64], mem[16];
 	t->len = 0;
-	t->bytes = t->active_bytes = 0;
+	t->bytes = t->active_bytes = t->peak_bytes = 0;
 	self_comm(comm, sizeof(comm));
 	table_add(t, "libslub: caches of pid %d (%s)\n", (int)getpid(), comm);
-	table_add(t, "%-20s %10s %7s %7s %5s %9s %5s\n", "Name", "Objects", "Objsize", "Slabs",
-		  "Part", "Memory", "Eff");
+	table_add(t, "%-20s %10s %7s %7s %5s %9s %5s %9s\n", "Name", "Objects", "Objsize", "Slabs",
+		  "Part", "Memory", "Eff", "Peak");
 	slab_for_each_cache(cache_line, t);
 	unsigned long extents = READ_ONCE(page_alloc_stats.extents);
 	unsigned long extent_bytes = READ_ONCE(page_alloc_stats.extent_pages) << PAGE_SHIFT;
 	if (extents)
 		table_add(t, "%-20s %10lu %7s %7s %5s %9s\n", "(page extents)", extents, "-", "-",
 			  "-", human(mem, sizeof(mem), extent_bytes));
-	table_add(t, "%-20s %10s %7s %7s %5s %9s %4lu%%\n", "total in slabs", "", "", "", "",
-		  human(mem, sizeof(mem), t->bytes),
-		  t->bytes ? t->active_bytes * 100 / t->bytes : 0);
+	char peak[16];
+	table_add(t, "%-20s %10s %7s %7s %5s %9s %4lu%% %9s\n", "total in slabs", "", "", "", "",
+		  human(mem, sizeof(mem), t->bytes), t->bytes ? t->active_bytes * 100 / t->bytes : 0,
+		  human(peak, sizeof(peak), t->peak_bytes));
+	table_add(t, "(Peak: the most memory a cache's slabs held at once; Eff: objects' bytes / memory)\n");
 	const char *p = t->buf;
 	size_t left = t->len;
 	while (left) {

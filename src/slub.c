@@ -111,7 +111,12 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	struct kmem_cache_node *n = get_node(s);
 	__atomic_add_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&n->total_pages, 1UL << oo_order(oo), __ATOMIC_RELAXED);
+	unsigned long pages = __atomic_add_fetch(&n->total_pages, 1UL << oo_order(oo),
+						 __ATOMIC_RELAXED);
+	unsigned long peak = READ_ONCE(n->peak_pages);
+	while (pages > peak && !__atomic_compare_exchange_n(&n->peak_pages, &peak, pages, true,
+							     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 	return slab;
 }
 
@@ -764,6 +769,7 @@ void slab_get_info(struct kmem_cache *s, struct slab_info *info)
 	info->num_objs = READ_ONCE(n->total_objects);
 	info->num_slabs = READ_ONCE(n->nr_slabs);
 	info->bytes = READ_ONCE(n->total_pages) << PAGE_SHIFT;
+	info->peak_bytes = READ_ONCE(n->peak_pages) << PAGE_SHIFT;
 	pthread_mutex_unlock(&n->list_lock);
 	info->active_objs = info->num_objs > free ? info->num_objs - free : 0;
 	info->partial_slabs = partial;
