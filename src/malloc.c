@@ -1,10 +1,10 @@
 /*
  * malloc.c - the C library's malloc family on SLUB: libslub-malloc.so.
  *
- * Up to KMALLOC_MAX_CACHE_SIZE (8 KiB) a request is an object of the
- * kmalloc cache of its size class.  Every class from 16 bytes up is a
- * multiple of 16 and slabs start on page boundaries, so those objects are
- * 16-byte aligned (what glibc promises), and power-of-two classes are
+ * Up to 8 KiB a request is an object of the cache of its size class
+ * (malloc_classes.h: finer than kmalloc's).  Every class from 16 bytes up
+ * is a multiple of 16 and slabs start on page boundaries, so those objects
+ * are 16-byte aligned (what glibc promises), and power-of-two classes are
  * aligned to their size, which the memalign family relies on.
  * Larger requests are page extents: exactly the pages asked for
  * (alloc_pages_extent), the first descriptor marked PG_extent with the
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kmalloc.h"
+#include "malloc_classes.h"
 #include "page_alloc.h"
 #include "report.h"
 
@@ -84,24 +84,23 @@ static __noinline void *malloc_slow(size_t size, gfp_t gfp)
 {
 	if (!size)
 		size = 1;	/* glibc: a unique pointer that free() takes */
-	if (size > KMALLOC_MAX_CACHE_SIZE)
+	if (size > MALLOC_MAX_CLASS_SIZE)
 		return extent_alloc(size, 0, gfp);
-	struct kmem_cache *s = kmalloc_cache_fast(size);
+	struct kmem_cache *s = malloc_cache_fast(size);
 	if (unlikely(!s)) {
-		slab_ensure_init();
-		s = kmalloc_cache_fast(size);
-		if (!s) {
+		if (!malloc_classes_init()) {
 			errno = ENOMEM;
 			return NULL;
 		}
+		s = malloc_cache_fast(size);
 	}
 	return slab_alloc(s, gfp, NUMA_NO_NODE);
 }
 
 static inline void *malloc_gfp(size_t size, gfp_t gfp)
 {
-	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {
-		struct kmem_cache *s = kmalloc_cache_fast(size);
+	if (likely(size - 1 < MALLOC_MAX_CLASS_SIZE)) {
+		struct kmem_cache *s = malloc_cache_fast(size);
 		if (likely(s))
 			return slab_alloc(s, gfp, NUMA_NO_NODE);
 	}
@@ -131,7 +130,7 @@ static void *malloc_aligned(size_t align, size_t size)
 		return malloc(size);
 	if (size < align)
 		size = align;
-	if (size <= KMALLOC_MAX_CACHE_SIZE) {
+	if (size <= MALLOC_MAX_CLASS_SIZE) {
 		/* Power-of-two classes are aligned to their size. */
 		if (align > MALLOC_MIN_ALIGN)
 			size = 1UL << (64 - __builtin_clzl(size - 1));

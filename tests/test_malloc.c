@@ -54,9 +54,21 @@ static void we_are_the_allocator(void)
 {
 	/* malloc and kmalloc are one allocator: ksize() knows malloc's objects. */
 	void *p = malloc(100);
-	CHECK_EQ(ksize(p), 128);
-	CHECK_EQ(malloc_usable_size(p), 128);
+	CHECK_EQ(ksize(p), 112);	/* malloc's classes: 16-byte steps up to 128 */
+	CHECK_EQ(malloc_usable_size(p), 112);
 	free(p);
+	/* Four classes per doubling above 128: a 4.2 KiB request takes 5 KiB, not 8. */
+	p = malloc(4300);
+	CHECK_EQ(malloc_usable_size(p), 5120);
+	free(p);
+	/* kmalloc keeps the kernel's classes; either free takes either's object. */
+	p = malloc(100);
+	void *k = kmalloc(100, GFP_KERNEL);
+	CHECK_EQ(ksize(k), 128);
+	unsigned long e = slub_errors();
+	kfree(p);
+	free(k);
+	CHECK_EQ(slub_errors(), e);
 }
 
 static void sizes_and_alignment(void)

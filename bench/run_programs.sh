@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# run_programs.sh [BUILD_DIR] - real programs from Debian on libslub
+# (libslub-malloc.so preloaded) and on glibc, jemalloc, tcmalloc and
+# mimalloc: wall time and peak RSS (bench/runstat: wait4's ru_maxrss, the
+# largest process of the command), ROUNDS interleaved rounds (default 3),
+# the best time and the highest peak of each.  Ends with the ratios of
+# libslub to the best peer of each program and their geometric means.
+set -euo pipefail
+build=$(cd "${1:-build-bench}" && pwd)
+src=$(cd "$(dirname "$0")/.." && pwd)
+rounds=${ROUNDS:-3}
+runstat=$build/bench/runstat
+slub=$(ls "$build"/libslub-malloc.so 2>/dev/null || true)
+[ -x "$runstat" ] && [ -n "$slub" ] || { echo "run_programs.sh: build first ($build)" >&2; exit 1; }
+python=/usr/bin/python3
+[ -x "$python" ] || python=python3
+lib=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+declare -A preload=([libslub]=$slub [glibc]= [jemalloc]=$lib/libjemalloc.so.2
+                    [tcmalloc]=$lib/libtcmalloc_minimal.so.4 [mimalloc]=$lib/libmimalloc.so.2)
+allocators=(libslub glibc)
+for p in jemalloc tcmalloc mimalloc; do [ -e "${preload[$p]}" ] && allocators+=("$p"); done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+awk 'BEGIN { srand(42); for (i = 0; i < 2000000; i++) printf "%d %08x line-%d\n", int(rand() * 1e9), i * 2654435761 % 4294967296, i }' >big.txt
+head -300000 big.txt >part.txt
+cat >q.sql <<'EOF'
+create table t (a integer primary key, b text, c real);
+with recursive n(x) as (select 1 union all select x + 1 from n where x < 300000)
+insert into t select x, printf('row-%d-%x', x, x * 2654435761 % 4294967296), x / 7.0 from n;
+create index tb on t(b);
+select count(*), sum(a), max(b), round(avg(c), 3) from t;
+select a % 10, count(*) from t group by a % 10 order by 1;
+EOF
+cat >repo.sh <<'EOF'
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
+rm -rf repo && git init -q repo && cd repo
+for i in $(seq 1 60); do
+  awk -v i="$i" 'BEGIN { for (j = 0; j < 5000; j++) print j * i % 997, "file", i }' >"f$((i % 9)).txt"
+  git add -A && git commit -qm "commit $i"
+done
+git gc -q && git log --stat >/dev/null && git diff HEAD~50 HEAD >/dev/null
+EOF
+
+declare -A cmds=(
+  [python]="$python $src/tests/programs/workload.py"
+  [sort]="sort big.txt"
+  [sort-parallel]="sort --parallel=2 -S 64M -k1,1n -k2 big.txt"
+  [gzip]="gzip -6 -c big.txt"
+  [xz-threads]="xz -T2 -2 --block-size=1MiB -c part.txt"
+  [git]="bash repo.sh"
+  [sqlite]="sqlite3 :memory: <q.sql"
+)
+programs=(python sort sort-parallel gzip xz-threads git gcc sqlite)
+# gcc: five of our own files, one by one (-o needs one input).
+cmds[gcc]="for f in slub page_alloc kmalloc malloc slab_common; do gcc -O2 -I$src/include -I$src/src -c $src/src/\$f.c -o /dev/null; done"
+
+declare -A best_t peak_r
+for r in $(seq "$rounds"); do
+  for prog in "${programs[@]}"; do
+    for a in "${allocators[@]}"; do
+      line=$(LD_PRELOAD=${preload[$a]} "$runstat" bash -c "${cmds[$prog]}" 2>&1 >/dev/null | tail -1)
+      read -r t rss <<<"$line"
+      k="$prog/$a"
+      if [ -z "${best_t[$k]:-}" ] || awk -v a="$t" -v b="${best_t[$k]}" 'BEGIN{exit !(a<b)}'; then
+        best_t[$k]=$t
+      fi
+      if [ -z "${peak_r[$k]:-}" ] || [ "$rss" -gt "${peak_r[$k]}" ]; then peak_r[$k]=$rss; fi
+    done
+  done
+  echo "round $r of $rounds done" >&2
+done
+
+echo "== real programs: best wall time (s) and highest peak RSS (MiB) of $rounds interleaved rounds"
+printf '%-14s' program
+for a in "${allocators[@]}"; do printf ' %19s' "$a"; done
+printf '   %-24s %-24s\n' "time: libslub/best peer" "RSS: libslub/best peer"
+tlog=0 rlog=0 n=0
+for prog in "${programs[@]}"; do
+  printf '%-14s' "$prog"
+  bt="" bta="" br="" bra=""
+  for a in "${allocators[@]}"; do
+    t=${best_t[$prog/$a]} rss=${peak_r[$prog/$a]}
+    printf ' %9.2fs %7.1fM' "$t" "$(awk -v k="$rss" 'BEGIN{print k/1024}')"
+    [ "$a" = libslub ] && continue
+    if [ -z "$bt" ] || awk -v a="$t" -v b="$bt" 'BEGIN{exit !(a<b)}'; then bt=$t bta=$a; fi
+    if [ -z "$br" ] || [ "$rss" -lt "$br" ]; then br=$rss bra=$a; fi
+  done
+  tr=$(awk -v a="${best_t[$prog/libslub]}" -v b="$bt" 'BEGIN{printf "%.3f", a/b}')
+  rr=$(awk -v a="${peak_r[$prog/libslub]}" -v b="$br" 'BEGIN{printf "%.3f", a/b}')
+  printf '   %6s (%-9s)        %6s (%-9s)\n' "$tr" "$bta" "$rr" "$bra"
+  tlog=$(awk -v s="$tlog" -v x="$tr" 'BEGIN{print s + log(x)}')
+  rlog=$(awk -v s="$rlog" -v x="$rr" 'BEGIN{print s + log(x)}')
+  n=$((n + 1))
+done
+awk -v t="$tlog" -v r="$rlog" -v n="$n" \
+  'BEGIN{printf "geometric mean: time %.3f, peak RSS %.3f (libslub / best peer of each program; below 1: libslub wins)\n", exp(t/n), exp(r/n)}'

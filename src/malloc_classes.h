@@ -1,0 +1,36 @@
+/*
+ * malloc_classes.h - the malloc library's size classes.
+ *
+ * Finer than the kernel's kmalloc classes: steps of 16 bytes up to 128,
+ * then four classes per doubling (160, 192, 224, 256, 320, ... 7168, 8192).
+ * Power-of-two kmalloc classes waste a quarter of the memory on evenly
+ * spread sizes, and some programs ask for one size a lot (sqlite's page
+ * cache entries are just over 4 KiB: kmalloc-8k would double them).  Each
+ * class is an ordinary SLUB cache; where a kmalloc cache has the class's
+ * size, it is that cache, so kmalloc and malloc share it.  Every class from
+ * 16 bytes is a multiple of 16, and the power-of-two classes the memalign
+ * family relies on are all there.
+ */
+#ifndef SLUB_MALLOC_CLASSES_H
+#define SLUB_MALLOC_CLASSES_H
+
+#include "kmalloc.h"
+
+#define MALLOC_MAX_CLASS_SIZE KMALLOC_MAX_CACHE_SIZE
+#define NR_MALLOC_CLASSES 40
+
+/* Class index by (size - 1) / 8, for 1 <= size <= 8 KiB; 0 until start-up. */
+extern __hidden uint8_t malloc_class_index[MALLOC_MAX_CLASS_SIZE / 8];
+/* Cache per class index; [0] stays NULL. */
+extern __hidden struct kmem_cache *malloc_class_cache[NR_MALLOC_CLASSES];
+
+static inline struct kmem_cache *malloc_cache_fast(size_t size)
+{
+	unsigned int index = __atomic_load_n(&malloc_class_index[(size - 1) / 8], __ATOMIC_RELAXED);
+	return __atomic_load_n(&malloc_class_cache[index], __ATOMIC_ACQUIRE);
+}
+
+/* Make the classes (once; false if out of memory). */
+__hidden bool malloc_classes_init(void);
+
+#endif
