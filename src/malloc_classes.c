@@ -12,16 +12,24 @@
 uint8_t malloc_class_index[MALLOC_MAX_CLASS_SIZE / 8];
 struct kmem_cache *malloc_class_cache[NR_MALLOC_CLASSES];
 
-/* The size of class @i (1-based), or 0 past the last. */
+/*
+ * The size of class @i (1-based), or 0 past the last: 8, then steps of 16
+ * to 128, four classes per doubling to 1024, eight per doubling to 8192.
+ * Eight where requests are pages plus a header (4096 + 136 for sqlite's
+ * page cache): 4608 wastes 8% of such an object where 5120 wastes 17%.
+ */
 static unsigned int class_size(unsigned int i)
 {
 	if (i == 1)
 		return 8;
 	if (i <= 9)
-		return (i - 1) * 16;		/* 16 .. 128 */
-	/* Four per doubling from 128: 160 192 224 256, 320 384 448 512, ... */
-	unsigned int k = i - 10, base = 128u << (k / 4);
-	unsigned int size = base + (k % 4 + 1) * (base / 4);
+		return (i - 1) * 16;			/* 16 .. 128 */
+	if (i <= 21) {
+		unsigned int k = i - 10, base = 128u << (k / 4);
+		return base + (k % 4 + 1) * (base / 4);	/* 160 .. 1024 */
+	}
+	unsigned int k = i - 22, base = 1024u << (k / 8);
+	unsigned int size = base + (k % 8 + 1) * (base / 8);	/* 1152 .. 8192 */
 	return size <= MALLOC_MAX_CLASS_SIZE ? size : 0;
 }
 
@@ -45,7 +53,7 @@ static void make_classes(void)
 		}
 		__atomic_store_n(&malloc_class_cache[i], s, __ATOMIC_RELEASE);
 	}
-	static_assert(NR_MALLOC_CLASSES > 33, "class table too small");
+	static_assert(NR_MALLOC_CLASSES > 45, "class table too small");
 	/* The index last: a lookup that sees a class finds its cache made. */
 	unsigned int c = 1;
 	for (size_t b = 0; b < MALLOC_MAX_CLASS_SIZE / 8; b++) {

@@ -2,10 +2,12 @@
  * malloc_classes.h - the malloc library's size classes.
  *
  * Finer than the kernel's kmalloc classes: steps of 16 bytes up to 128,
- * then four classes per doubling (160, 192, 224, 256, 320, ... 7168, 8192).
+ * four classes per doubling to 1024 (160, 192, 224, 256, 320, ...), eight
+ * per doubling to 8192 (1152, 1280, ... 7680, 8192).
  * Power-of-two kmalloc classes waste a quarter of the memory on evenly
  * spread sizes, and some programs ask for one size a lot (sqlite's page
- * cache entries are just over 4 KiB: kmalloc-8k would double them).  Each
+ * cache entries are just over 4 KiB: kmalloc-8k would double them).
+ * The classes are in malloc_classes.c.  Each
  * class is an ordinary SLUB cache; where a kmalloc cache has the class's
  * size, it is that cache, so kmalloc and malloc share it.  Every class from
  * 16 bytes is a multiple of 16, and the power-of-two classes the memalign
@@ -17,7 +19,7 @@
 #include "kmalloc.h"
 
 #define MALLOC_MAX_CLASS_SIZE KMALLOC_MAX_CACHE_SIZE
-#define NR_MALLOC_CLASSES 40
+#define NR_MALLOC_CLASSES 48
 
 /* Class index by (size - 1) / 8, for 1 <= size <= 8 KiB; 0 until start-up. */
 extern __hidden uint8_t malloc_class_index[MALLOC_MAX_CLASS_SIZE / 8];

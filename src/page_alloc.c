@@ -519,9 +519,10 @@ void page_alloc_fork_child(void)
 /* ---- the page API ----------------------------------------------------------- */
 
 /* A buddy block of @order (<= MAX_PAGE_ORDER) from @z, prepared; *zero: known zero. */
-static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, bool *zero)
+static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, bool *zero,
+				bool use_pcp)
 {
-	struct page *page = pcp_alloc(z, order, gfp & __GFP_ZERO, zero);
+	struct page *page = use_pcp ? pcp_alloc(z, order, gfp & __GFP_ZERO, zero) : NULL;
 	if (!page) {
 		bool full = false;
 		for (int attempt = 0; !page && attempt < 2; attempt++) {
@@ -554,7 +555,7 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 			return alloc_failed(gfp, order, "order too large");
 		return alloc_large(z, gfp, order);
 	}
-	struct page *page = buddy_alloc(z, gfp, order, &zero);
+	struct page *page = buddy_alloc(z, gfp, order, &zero, true);
 	if (page && (gfp & __GFP_ZERO) && !zero)
 		memset(memmap_page_address(page), 0, PAGE_SIZE << order);
 	return page;
@@ -577,7 +578,8 @@ unsigned long get_zeroed_page(gfp_t gfp)
 }
 
 /* Check the block and free it; the caller has a valid data-page descriptor. */
-static void free_pages_checked(struct page *page, unsigned int order, const char *caller)
+static void free_pages_checked(struct page *page, unsigned int order, const char *caller,
+			       bool use_pcp)
 {
 	void *addr = memmap_page_address(page);
 	/*
@@ -614,7 +616,7 @@ static void free_pages_checked(struct page *page, unsigned int order, const char
 		__atomic_store_n(&page[i].compound_head, 0, __ATOMIC_RELAXED);
 	}
 	struct zone *z = page_zone(page);
-	if (pcp_free(z, page, order))
+	if (use_pcp && pcp_free(z, page, order))
 		return;
 	pthread_mutex_lock(&z->lock);
 	zone_give_locked(z, page, order, false, os_now_ms());
@@ -643,7 +645,7 @@ static bool free_large_or_invalid(struct page *page, unsigned int order, const c
 void __free_pages(struct page *page, unsigned int order)
 {
 	if (!free_large_or_invalid(page, order, "__free_pages"))
-		free_pages_checked(page, order, "__free_pages");
+		free_pages_checked(page, order, "__free_pages", true);
 }
 
 void free_pages(unsigned long addr, unsigned int order)
@@ -665,7 +667,7 @@ void free_pages(unsigned long addr, unsigned int order)
 		slub_report("free_pages: invalid address %#lx (not page aligned); ignored", addr);
 		return;
 	}
-	free_pages_checked(page, order, "free_pages");
+	free_pages_checked(page, order, "free_pages", true);
 }
 
 /* ---- address translation ------------------------------------------------------ */
@@ -717,8 +719,13 @@ struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align
 		return page;
 	}
 
-	/* Without __GFP_ZERO: only the kept pages need clearing, not the rounding. */
-	struct page *block = buddy_alloc(z, gfp & ~__GFP_ZERO, order, &zero);
+	/*
+	 * Not through the per-CPU lists, either way: they do not merge buddies,
+	 * so the blocks of freed extents of every size would pile up there,
+	 * dirty, while the next extent takes fresh pages (git log: 2x the RSS).
+	 * Without __GFP_ZERO: only the kept pages need clearing, not the rounding.
+	 */
+	struct page *block = buddy_alloc(z, gfp & ~__GFP_ZERO, order, &zero, false);
 	if (!block)
 		return NULL;
 	/* Re-cut the block: the extent's blocks first, then what goes back. */
@@ -752,7 +759,7 @@ void free_pages_extent(struct page *page, unsigned long nr)
 	extent_account(nr, -1);
 	for (unsigned long off = 0, rest = nr; rest; off += 1UL << extent_next_order(rest),
 	     rest -= 1UL << extent_next_order(rest))
-		free_pages_checked(page + off, extent_next_order(rest), "free_pages_extent");
+		free_pages_checked(page + off, extent_next_order(rest), "free_pages_extent", false);
 }
 
 void *page_address(const struct page *page)
