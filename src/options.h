@@ -21,7 +21,7 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 #define SLUB_OPTION_LIST(X)                                                   \
 	X(report_file, "slub_report_file", OPT_STRING, 0, 0, 0,              \
 	  "append reports to this file instead of stderr")                    \
-	X(decay_ms, "slub_decay_ms", OPT_INT, 1000, 0, 3600000,               \
+	X(decay_ms, "slub_decay_ms", OPT_INT, 250, 0, 3600000,               \
 	  "free page blocks unused this long (ms) are given back to the OS")  \
 	X(decommit_order, "slub_decommit_order", OPT_INT, 4, 0, 10,          \
 	  "smallest free block (page order) the decay gives back")            \

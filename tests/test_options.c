@@ -66,7 +66,7 @@ static void valid_values(void)
 static void malformed_values_keep_defaults(void)
 {
 	reset();
-	REJECT("slub_decay_ms=abc", "expected an integer in 0..3600000; 1000 stands");
+	REJECT("slub_decay_ms=abc", "expected an integer in 0..3600000; 250 stands");
 	REJECT("slub_decay_ms=-1", "slub_decay_ms=-1");
 	REJECT("slub_decay_ms=3600001", "expected an integer");
 	REJECT("slub_decay_ms=12x", "expected an integer");
@@ -78,7 +78,7 @@ static void malformed_values_keep_defaults(void)
 	REJECT("slub_decay_ms=+5", "expected an integer");
 	REJECT("slub_decay_ms=0x", "expected an integer");
 	REJECT("slub_decay_ms=1e3", "expected an integer");
-	CHECK_EQ(slub_opt(decay_ms), 1000);
+	CHECK_EQ(slub_opt(decay_ms), 250);
 	CHECK_EQ(slub_opt(decommit_order), 4);
 	REJECT("no_such_option", "unknown option 'no_such_option'");
 	REJECT("no_such=1", "unknown option 'no_such'");
