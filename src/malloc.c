@@ -257,6 +257,16 @@ MALLOC_API void *realloc(void *p, size_t size)
 	/* In place while it fits and does not waste more than half. */
 	if (size <= old && (size > old / 2 || old <= MALLOC_MIN_ALIGN))
 		return p;
+	/* A mapping of its own grows or shrinks where it is (glibc: mremap). */
+	if (old > MALLOC_MAX_CLASS_SIZE && size > MALLOC_MAX_CLASS_SIZE &&
+	    size <= PTRDIFF_MAX - PAGE_SIZE) {
+		unsigned long nr, new_nr = (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
+		struct page *page = extent_of(p, false, &nr);
+		if (page && resize_pages_extent(page, nr, new_nr)) {
+			page->nr_extent_pages = new_nr;
+			return p;
+		}
+	}
 	void *q = malloc(size);
 	if (!q)
 		return NULL;

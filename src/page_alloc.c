@@ -762,6 +762,30 @@ void free_pages_extent(struct page *page, unsigned long nr)
 		free_pages_checked(page + off, extent_next_order(rest), "free_pages_extent", false);
 }
 
+bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_nr)
+{
+	bool ok = false;
+	if (!new_nr || !memmap_in_large_region(page))
+		return false;
+	memmap_lock();
+	struct mem_region *r = page_region(page);
+	if (page == region_first_page(r) && page->order == EXTENT_ORDER && r->nr_pages == nr) {
+		uint64_t room = ((uint64_t)r->nr_slots << (SECTION_SHIFT - PAGE_SHIFT)) - r->first_page;
+		char *data = memmap_page_address(page);
+		if (new_nr > nr && new_nr <= room)
+			ok = !os_commit(data + (nr << PAGE_SHIFT), (new_nr - nr) << PAGE_SHIFT);
+		else if (new_nr <= nr)
+			ok = !os_decommit(data + (new_nr << PAGE_SHIFT), (nr - new_nr) << PAGE_SHIFT);
+		if (ok) {
+			r->nr_pages = new_nr;
+			__atomic_add_fetch(&page_alloc_stats.large_pages, new_nr - nr, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&page_alloc_stats.extent_pages, new_nr - nr, __ATOMIC_RELAXED);
+		}
+	}
+	memmap_unlock();
+	return ok;
+}
+
 void *page_address(const struct page *page)
 {
 	return memmap_page_valid(page) ? memmap_page_address(page) : NULL;

@@ -98,6 +98,13 @@ __hidden void zone_give_locked(struct zone *z, struct page *page, unsigned int o
  */
 __hidden struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align);
 __hidden void free_pages_extent(struct page *page, unsigned long nr);
+/*
+ * Resize an extent from @nr to @new_nr pages where it lies, if it can be:
+ * one with a mapping of its own grows into the address space its region
+ * reserved (whole 64 MiB slots) and shrinks by giving its tail back.
+ * Buddy extents do not move their ends: false, and the caller copies.
+ */
+__hidden bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_nr);
 
 /* Return every per-CPU list's pages to the buddy lists. */
 __hidden void page_alloc_drain_pcp(void);

@@ -115,7 +115,8 @@ static void realloc_grows_shrinks_moves(void)
 	for (size_t i = 0; i < n; i++)
 		p[i] = (unsigned char)i;
 	/* Grow through every kind: small classes, extents, large regions. */
-	static const size_t steps[] = { 20, 100, 1000, 8192, 9000, 100000, 5 << 20, 20 << 20 };
+	static const size_t steps[] = { 20, 100, 1000, 8192, 9000, 100000, 5 << 20, 20 << 20,
+					100 << 20 };	/* past the 64 MiB slot: moves */
 	for (size_t s = 0; s < sizeof(steps) / sizeof(steps[0]); s++) {
 		unsigned char *q = realloc(p, steps[s]);
 		CHECK(q != NULL);
@@ -138,6 +139,17 @@ static void realloc_grows_shrinks_moves(void)
 			CHECK(!"shrinking realloc lost content");
 			break;
 		}
+	/* A block with a mapping of its own (above 4 MiB) grows and shrinks in place. */
+	char *big = malloc(5 << 20);
+	memset(big, 0x77, 5 << 20);
+	char *bigger = realloc(OPAQUE(big), 40 << 20);
+	CHECK((uintptr_t)bigger == (uintptr_t)big && all_bytes(bigger, 0x77, 5 << 20));
+	memset(bigger, 0x66, 40 << 20);
+	CHECK_EQ(malloc_usable_size(bigger), 40 << 20);
+	char *smaller = realloc(OPAQUE(bigger), 6 << 20);
+	CHECK((uintptr_t)smaller == (uintptr_t)big && all_bytes(smaller, 0x66, 6 << 20));
+	CHECK_EQ(malloc_usable_size(smaller), 6 << 20);
+	free(smaller);
 	char *small = malloc(100);
 	void *same = realloc(OPAQUE(small), 90);
 	CHECK((uintptr_t)same == (uintptr_t)small);
