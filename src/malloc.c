@@ -6,10 +6,9 @@
  * is a multiple of 16 and slabs start on page boundaries, so those objects
  * are 16-byte aligned (what glibc promises), and power-of-two classes are
  * aligned to their size, which the memalign family relies on.
- * Larger requests are page extents: exactly the pages asked for
- * (alloc_pages_extent), the first descriptor marked PG_extent with the
- * page count.  free() and malloc_usable_size() find either kind through
- * the memory map in O(1); anything else is reported and ignored.
+ * Larger requests are page extents (malloc_extents.c).  free() and
+ * malloc_usable_size() find either kind through the memory map in O(1);
+ * anything else is reported and ignored.
  *
  * Nothing here calls what may allocate (stdio, dlsym) on a path that
  * holds an allocator lock; reports go through the report sink.  free()
@@ -23,59 +22,13 @@
 #include <string.h>
 
 #include "malloc_classes.h"
-#include "page_alloc.h"
+#include "malloc_extents.h"
 #include "report.h"
 
 #define MALLOC_API __attribute__((visibility("default")))
 /* Out of memory is the caller's to handle: no warning, as in glibc. */
 #define MALLOC_GFP (GFP_KERNEL | __GFP_NOWARN)
 #define MALLOC_MIN_ALIGN 16
-
-/* ---- page extents (above 8 KiB) ---------------------------------------------- */
-
-static void *extent_alloc(size_t size, size_t align, gfp_t gfp)
-{
-	if (unlikely(size > PTRDIFF_MAX - PAGE_SIZE)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	unsigned long nr = (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
-	struct page *page = alloc_pages_extent(gfp, nr, align);
-	if (!page) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	page->nr_extent_pages = nr;
-	__atomic_or_fetch(&page->flags, PG_extent, __ATOMIC_RELEASE);
-	return memmap_page_address(page);
-}
-
-/*
- * The extent that starts at @p, or NULL.  A large region's descriptors may
- * be unmapped by a racing free of the same block (a program's double
- * free), so they are only read under memmap_lock.  @claim: take the
- * extent for freeing (clear PG_extent); of two racing frees one wins.
- */
-static struct page *extent_of(const void *p, bool claim, unsigned long *nr)
-{
-	if ((uintptr_t)p & (PAGE_SIZE - 1))
-		return NULL;
-	bool large = memmap_in_large_region(p);
-	if (large)
-		memmap_lock();
-	struct page *page = memmap_virt_to_page(p);
-	uint32_t flags = page ? page_flags(page) : 0;
-	if (!(flags & PG_extent))
-		page = NULL;
-	else if (claim && !__atomic_compare_exchange_n(&page->flags, &flags, flags & ~PG_extent,
-						       false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		page = NULL;
-	if (page)
-		*nr = page->nr_extent_pages;
-	if (large)
-		memmap_unlock();
-	return page;
-}
 
 /* ---- allocation ------------------------------------------------------------------ */
 
@@ -196,14 +149,10 @@ MALLOC_API void *pvalloc(size_t size)
 /* Everything but a good slab object: NULL, an extent, a kmalloc block, garbage. */
 static __noinline void free_slow(void *p, const char *caller)
 {
-	unsigned long nr;
 	if (!p)
 		return;
 	int saved = errno;
-	struct page *page = extent_of(p, true, &nr);
-	if (page)
-		free_pages_extent(page, nr);
-	else
+	if (!extent_free(p))
 		kfree_checked(p, caller);	/* a kmalloc'ed block, or a report */
 	errno = saved;
 }
@@ -224,13 +173,13 @@ static size_t usable_size(const void *p, const char *caller, bool *ok)
 {
 	uintptr_t start;
 	struct page *slab;
-	unsigned long nr;
 	struct kmem_cache *s = object_slab(p, &slab, &start);
 	*ok = true;
 	if (likely(s && slab_object_valid_at(s, slab, start, p)))
 		return slab_ksize(s);
-	if (p && extent_of(p, false, &nr))
-		return nr << PAGE_SHIFT;
+	size_t bytes = extent_usable_size(p);
+	if (bytes)
+		return bytes;
 	return ksize_of(p, caller, ok);
 }
 
@@ -258,15 +207,8 @@ MALLOC_API void *realloc(void *p, size_t size)
 	if (size <= old && (size > old / 2 || old <= MALLOC_MIN_ALIGN))
 		return p;
 	/* A mapping of its own grows or shrinks where it is (glibc: mremap). */
-	if (old > MALLOC_MAX_CLASS_SIZE && size > MALLOC_MAX_CLASS_SIZE &&
-	    size <= PTRDIFF_MAX - PAGE_SIZE) {
-		unsigned long nr, new_nr = (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
-		struct page *page = extent_of(p, false, &nr);
-		if (page && resize_pages_extent(page, nr, new_nr)) {
-			page->nr_extent_pages = new_nr;
-			return p;
-		}
-	}
+	if (old > MALLOC_MAX_CLASS_SIZE && size > MALLOC_MAX_CLASS_SIZE && extent_resize(p, size))
+		return p;
 	void *q = malloc(size);
 	if (!q)
 		return NULL;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "malloc_extents.h"
 #include "page_alloc.h"
 #include "slab.h"
 
@@ -84,6 +85,7 @@ static void shrink_one(struct kmem_cache *s, void *arg)
 MALLOC_API int malloc_trim(size_t pad)
 {
 	(void)pad;	/* nothing here grows like glibc's heap top */
+	extent_cache_drain();
 	slab_for_each_cache(shrink_one, NULL);
 	return slub_reclaim() > 0;
 }

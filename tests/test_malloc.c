@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -155,6 +156,28 @@ static void realloc_grows_shrinks_moves(void)
 	CHECK((uintptr_t)same == (uintptr_t)small);
 	free(same);
 	free(q);
+}
+
+/* Big buffers freed and asked for again in a loop keep their mapping. */
+static void large_blocks_are_reused(void)
+{
+	char *a = malloc(8 << 20);
+	memset(a, 1, 8 << 20);
+	uintptr_t where = (uintptr_t)a;
+	free(a);
+	struct rusage before, after;
+	getrusage(RUSAGE_SELF, &before);
+	char *b = malloc(7 << 20);	/* the cached mapping, resized */
+	memset(b, 2, 7 << 20);
+	getrusage(RUSAGE_SELF, &after);
+	CHECK((uintptr_t)b == where);
+	CHECK(after.ru_minflt - before.ru_minflt < 100);	/* still resident: no faults */
+	CHECK_EQ(malloc_usable_size(b), 7 << 20);
+	free(b);
+	char *c = calloc(1, 9 << 20);	/* reused and dirty: calloc clears it */
+	CHECK((uintptr_t)c == where && all_bytes(c, 0, 9 << 20));
+	free(c);
+	CHECK_EQ(malloc_trim(0), 1);	/* unmaps what the cache held */
 }
 
 static void calloc_zeroes_and_overflow(void)
@@ -321,6 +344,7 @@ int main(void)
 	RUN(sizes_and_alignment);
 	RUN(zero_sizes);
 	RUN(realloc_grows_shrinks_moves);
+	RUN(large_blocks_are_reused);
 	RUN(calloc_zeroes_and_overflow);
 	RUN(memalign_family);
 	RUN(bad_pointers_are_reported);

@@ -1,0 +1,181 @@
+/*
+ * malloc_extents.c - malloc's blocks above 8 KiB: page extents of exactly
+ * the pages asked for (alloc_pages_extent), the first descriptor marked
+ * PG_extent with the page count, found from the pointer through the memory
+ * map.  Up to 4 MiB they are runs of buddy blocks; above, mappings of
+ * their own, which realloc resizes in place and which a small cache of
+ * recently freed ones saves from being unmapped and faulted in again when
+ * a program frees and asks for big buffers in a loop.
+ */
+#define _GNU_SOURCE
+#include "malloc_extents.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "init.h"
+#include "options.h"
+#include "page_alloc.h"
+
+/*
+ * The cache: a few freed mappings, each in a slot taken and filled with
+ * atomic exchanges (no lock, so nothing for fork() to worry about).  An
+ * entry older than slub_decay_ms is unmapped at the next large call, as
+ * the page allocator's decay gives back buddy pages.
+ */
+#define EXTENT_CACHE_SLOTS 4
+#define EXTENT_CACHE_MAX_PAGES (64UL << (20 - PAGE_SHIFT))	/* per entry */
+
+static struct page *extent_cache[EXTENT_CACHE_SLOTS];
+static uint64_t extent_cache_when[EXTENT_CACHE_SLOTS];
+
+static unsigned long pages_for(size_t size)
+{
+	return (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
+}
+
+static void extent_release(struct page *page)
+{
+	free_pages_extent(page, page->nr_extent_pages);
+}
+
+static void extent_cache_expire(uint64_t now)
+{
+	uint64_t decay = (uint64_t)slub_opt(decay_ms);
+	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
+		if (!READ_ONCE(extent_cache[i]) || now < READ_ONCE(extent_cache_when[i]) + decay)
+			continue;
+		struct page *page = __atomic_exchange_n(&extent_cache[i], NULL, __ATOMIC_ACQ_REL);
+		if (page)
+			extent_release(page);
+	}
+}
+
+/* A cached mapping resized to @nr pages, or NULL. */
+static struct page *extent_cache_take(unsigned long nr)
+{
+	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
+		if (!READ_ONCE(extent_cache[i]))
+			continue;
+		struct page *page = __atomic_exchange_n(&extent_cache[i], NULL, __ATOMIC_ACQ_REL);
+		if (!page)
+			continue;
+		if (resize_pages_extent(page, page->nr_extent_pages, nr)) {
+			page->nr_extent_pages = nr;
+			return page;
+		}
+		/* Its slots cannot hold @nr pages: back it goes, or away if the slot was refilled. */
+		struct page *empty = NULL;
+		if (!__atomic_compare_exchange_n(&extent_cache[i], &empty, page, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			extent_release(page);
+	}
+	return NULL;
+}
+
+static bool extent_cache_put(struct page *page, uint64_t now)
+{
+	if (page->nr_extent_pages > EXTENT_CACHE_MAX_PAGES || !memmap_in_large_region(page))
+		return false;
+	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
+		struct page *empty = NULL;
+		if (__atomic_compare_exchange_n(&extent_cache[i], &empty, page, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			/* An expiry that sees the old time only unmaps it early. */
+			WRITE_ONCE(extent_cache_when[i], now);
+			return true;
+		}
+	}
+	return false;
+}
+
+void extent_cache_drain(void)
+{
+	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
+		struct page *page = __atomic_exchange_n(&extent_cache[i], NULL, __ATOMIC_ACQ_REL);
+		if (page)
+			extent_release(page);
+	}
+}
+
+void *extent_alloc(size_t size, size_t align, gfp_t gfp)
+{
+	if (unlikely(size > PTRDIFF_MAX - PAGE_SIZE)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	unsigned long nr = pages_for(size);
+	struct page *page = NULL;
+	if (nr > MAX_ORDER_NR_PAGES && align <= PAGE_SIZE) {
+		slub_ensure_init();
+		extent_cache_expire(os_now_ms());
+		page = extent_cache_take(nr);
+		/* Reused pages are dirty; fresh ones below come zeroed. */
+		if (page && (gfp & __GFP_ZERO))
+			memset(memmap_page_address(page), 0, nr << PAGE_SHIFT);
+	}
+	if (!page)
+		page = alloc_pages_extent(gfp, nr, align);
+	if (!page) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	page->nr_extent_pages = nr;
+	__atomic_or_fetch(&page->flags, PG_extent, __ATOMIC_RELEASE);
+	return memmap_page_address(page);
+}
+
+/*
+ * The extent that starts at @p, or NULL.  A large region's descriptors may
+ * be unmapped by a racing free of the same block (a program's double
+ * free), so they are only read under memmap_lock.  @claim: take the
+ * extent for freeing (clear PG_extent); of two racing frees one wins.
+ */
+static struct page *extent_of(const void *p, bool claim)
+{
+	if (!p || ((uintptr_t)p & (PAGE_SIZE - 1)))
+		return NULL;
+	bool large = memmap_in_large_region(p);
+	if (large)
+		memmap_lock();
+	struct page *page = memmap_virt_to_page(p);
+	uint32_t flags = page ? page_flags(page) : 0;
+	if (!(flags & PG_extent))
+		page = NULL;
+	else if (claim && !__atomic_compare_exchange_n(&page->flags, &flags, flags & ~PG_extent,
+						       false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		page = NULL;
+	if (large)
+		memmap_unlock();
+	return page;
+}
+
+bool extent_free(void *p)
+{
+	struct page *page = extent_of(p, true);
+	if (!page)
+		return false;
+	uint64_t now = os_now_ms();
+	if (!extent_cache_put(page, now))
+		extent_release(page);
+	extent_cache_expire(now);
+	return true;
+}
+
+size_t extent_usable_size(const void *p)
+{
+	struct page *page = extent_of(p, false);
+	return page ? page->nr_extent_pages << PAGE_SHIFT : 0;
+}
+
+bool extent_resize(void *p, size_t size)
+{
+	if (size > PTRDIFF_MAX - PAGE_SIZE)
+		return false;
+	struct page *page = extent_of(p, false);
+	unsigned long nr = pages_for(size);
+	if (!page || !resize_pages_extent(page, page->nr_extent_pages, nr))
+		return false;
+	page->nr_extent_pages = nr;
+	return true;
+}
