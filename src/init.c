@@ -5,6 +5,7 @@
 #include "init.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <slub.h>
 #include "options.h"
@@ -14,6 +15,8 @@
 
 int slub_started;
 int slub_unusable;
+/* Start-up came before the environment existed (a very early malloc). */
+static bool started_without_environ;
 
 /*
  * fork(): the options lock first (start-up holds it outermost), then the
@@ -55,6 +58,14 @@ static void fork_child(void)
 __attribute__((constructor(101))) static void register_fork_handlers(void)
 {
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	/*
+	 * A preloaded allocator can start before glibc has set environ; then
+	 * SLUB_OPTIONS was never seen.  Options cannot change once caches
+	 * exist, so say so rather than run with settings nobody chose.
+	 */
+	if (started_without_environ && secure_getenv("SLUB_OPTIONS"))
+		slub_report("SLUB_OPTIONS came after the first allocation (no environment yet); "
+			    "running with the defaults");
 }
 
 void slub_init_slow(void)
@@ -62,6 +73,7 @@ void slub_init_slow(void)
 	pthread_mutex_lock(&options_lock);
 	if (!__atomic_load_n(&slub_started, __ATOMIC_RELAXED)) {
 		/* secure_getenv: a setuid program must not take file names from us. */
+		started_without_environ = environ == NULL;
 		const char *env = secure_getenv("SLUB_OPTIONS");
 		/* Quietly first: reports about options belong in slub_report_file. */
 		if (env)
