@@ -11,7 +11,7 @@ case "$profile" in
   build) ;;
   test)  pkgs+=("${programs[@]}") ;;
   ci)    pkgs+=("${programs[@]}" clang libclang-rt-14-dev valgrind) ;;
-  bench) pkgs+=(valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0) ;;
+  bench) pkgs+=("${programs[@]}" valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0) ;;
   *) echo "install-deps.sh: unknown profile '$profile' (build, test, ci, bench)" >&2; exit 2 ;;
 esac
 
