@@ -39,11 +39,7 @@ static unsigned int kmalloc_size(unsigned int index)
 
 static void kmalloc_name(char *buf, size_t n, enum kmalloc_type type, unsigned int size)
 {
-	const char *prefix = type == KMALLOC_DMA ? "dma-kmalloc" : "kmalloc";
-	if (size >= 1024)
-		snprintf(buf, n, "%s-%uk", prefix, size >> 10);
-	else
-		snprintf(buf, n, "%s-%u", prefix, size);
+	slab_cache_name(buf, n, type == KMALLOC_DMA ? "dma-kmalloc" : "kmalloc", size);
 }
 
 static struct kmem_cache *create_kmalloc_cache(enum kmalloc_type type, unsigned int index)

@@ -5,7 +5,6 @@
 #include "malloc_classes.h"
 
 #include <pthread.h>
-#include <stdio.h>
 
 #include "report.h"
 
@@ -43,7 +42,7 @@ static void make_classes(void)
 		struct kmem_cache *s = kmalloc_cache_fast(size);
 		if (!s || s->object_size != size) {
 			char name[SLUB_NAME_MAX];
-			snprintf(name, sizeof(name), "malloc-%u", size);
+			slab_cache_name(name, sizeof(name), "malloc", size);
 			/* 16-byte alignment stated, not implied: debug layouts move objects. */
 			s = __kmem_cache_create(name, size, size >= 16 ? 16 : 8, SLAB_KMALLOC, NULL);
 			if (!s) {

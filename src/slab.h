@@ -364,6 +364,8 @@ __hidden struct kmem_cache *__kmem_cache_create(const char *name, unsigned int s
 						void (*ctor)(void *));
 
 __hidden void slab_zero_object(struct kmem_cache *s, void *object);
+/* Name a size-class cache: "kmalloc-96", "kmalloc-8k", "malloc-4608". */
+__hidden void slab_cache_name(char *buf, size_t n, const char *prefix, unsigned int size);
 __hidden unsigned long slab_validate_all(void);
 /* kmalloc.c: the kmalloc caches, made by slab_init(). */
 __hidden void create_kmalloc_caches(void);

@@ -162,6 +162,33 @@ void slab_ensure_init(void)
 	pthread_once(&slab_once, slab_init);
 }
 
+/*
+ * "prefix-size", with "k" for whole KiB (kmalloc-96, kmalloc-8k), without
+ * stdio: start-up names some sixty caches, and snprintf alone would bring
+ * in a hundred KiB of libc text for every program that preloads us.
+ */
+void slab_cache_name(char *buf, size_t n, const char *prefix, unsigned int size)
+{
+	char digits[12];
+	int d = 0;
+	bool kilo = size >= 1024 && size % 1024 == 0;
+	unsigned int v = kilo ? size / 1024 : size;
+	do {
+		digits[d++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	size_t len = 0;
+	while (*prefix && len + 1 < n)
+		buf[len++] = *prefix++;
+	if (len + 1 < n)
+		buf[len++] = '-';
+	while (d && len + 1 < n)
+		buf[len++] = digits[--d];
+	if (kilo && len + 1 < n)
+		buf[len++] = 'k';
+	buf[len] = 0;
+}
+
 /* ---- alloc and free -------------------------------------------------------- */
 
 void slab_double_free(struct kmem_cache *s, void *object)
