@@ -37,6 +37,8 @@ static bool classes_ok;
 static void make_classes(void)
 {
 	unsigned int i;
+	if (!slab_ensure_init())
+		return;		/* every small malloc fails with ENOMEM */
 	for (i = 1; class_size(i); i++) {
 		unsigned int size = class_size(i);
 		struct kmem_cache *s = kmalloc_cache_fast(size);
@@ -66,7 +68,6 @@ static void make_classes(void)
 bool malloc_classes_init(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	slab_ensure_init();
 	pthread_once(&once, make_classes);
 	return classes_ok;
 }

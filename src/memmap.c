@@ -133,10 +133,11 @@ struct mem_region *memmap_add_region(uint64_t nr_pages, enum region_kind kind,
 	 * call for both, one VMA, never split per allocation).  The rest of a
 	 * large region stays reserved so nothing else lands in its slots.
 	 */
-	if (data_off == map_bytes) {
-		if (os_commit(base, map_bytes + data_bytes))
+	if (kind == REGION_LARGE) {
+		/* A large block is one request: charged, as glibc's mmap of it would be. */
+		if (os_commit(base, map_bytes) || os_commit_charged(base + data_off, data_bytes))
 			goto fail_release;
-	} else if (os_commit(base, map_bytes) || os_commit(base + data_off, data_bytes)) {
+	} else if (os_commit(base, map_bytes + data_bytes)) {
 		goto fail_release;
 	}
 	struct mem_region *r = (struct mem_region *)base;

@@ -88,6 +88,13 @@ int os_commit(void *addr, size_t size)
 	return slub_os.mprotect(addr, size, PROT_READ | PROT_WRITE) ? -errno : 0;
 }
 
+int os_commit_charged(void *addr, size_t size)
+{
+	void *p = slub_os.mmap(addr, size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	return p == MAP_FAILED ? -errno : 0;
+}
+
 int os_decommit(void *addr, size_t size)
 {
 	return slub_os.madvise(addr, size, MADV_DONTNEED) ? -errno : 0;

@@ -37,6 +37,13 @@ __hidden void *os_reserve_at(uintptr_t addr, size_t size);
 /* Make reserved memory usable (read/write, zero-filled on first touch). */
 __hidden int os_commit(void *addr, size_t size);
 /*
+ * Commit charged to the process, as a plain mmap is: the kernel's
+ * overcommit check sees it, so an absurd request fails here with ENOMEM
+ * (os_commit()'s mprotect of a MAP_NORESERVE reservation is never
+ * charged).  Replaces what was there: fresh or discarded ranges only.
+ */
+__hidden int os_commit_charged(void *addr, size_t size);
+/*
  * Give the physical pages back; the range stays mapped and reads as zero.
  * MADV_DONTNEED, never MADV_FREE (that keeps old contents and RSS) and never
  * PROT_NONE (a racing reader of a stale free pointer must not fault).

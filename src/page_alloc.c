@@ -773,7 +773,7 @@ bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_
 		uint64_t room = ((uint64_t)r->nr_slots << (SECTION_SHIFT - PAGE_SHIFT)) - r->first_page;
 		char *data = memmap_page_address(page);
 		if (new_nr > nr && new_nr <= room)
-			ok = !os_commit(data + (nr << PAGE_SHIFT), (new_nr - nr) << PAGE_SHIFT);
+			ok = !os_commit_charged(data + (nr << PAGE_SHIFT), (new_nr - nr) << PAGE_SHIFT);
 		else if (new_nr <= nr)
 			ok = !os_decommit(data + (new_nr << PAGE_SHIFT), (nr - new_nr) << PAGE_SHIFT);
 		if (ok) {

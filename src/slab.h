@@ -358,7 +358,8 @@ __hidden void slab_stats_init(void);
 /* The cache layer (slab_common.c). */
 /* Call @fn for every cache, under the cache list lock (fn may take cache locks). */
 __hidden void slab_for_each_cache(void (*fn)(struct kmem_cache *s, void *arg), void *arg);
-__hidden void slab_ensure_init(void);
+/* Start the slab layer once; false if it could not start. */
+__hidden bool slab_ensure_init(void);
 __hidden struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
 						unsigned int align, slab_flags_t flags,
 						void (*ctor)(void *));

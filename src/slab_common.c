@@ -138,6 +138,14 @@ __attribute__((constructor(102))) static void register_slab_fork_handlers(void)
 	pthread_atfork(slab_fork_prepare, slab_fork_parent, slab_fork_child);
 }
 
+/*
+ * Whether start-up made the boot cache.  It fails on an unusable system
+ * (slub_unusable) or out of memory at the first allocation, and is not
+ * tried again: every cache operation then fails cleanly instead.
+ */
+static bool slab_ready;
+static bool boot_cache_open;	/* set once it is: then caches can be made */
+
 static void slab_init(void)
 {
 	slub_ensure_init();
@@ -153,13 +161,16 @@ static void slab_init(void)
 		return;
 	}
 	list_add_tail(&s->list, &slab_caches);
+	__atomic_store_n(&boot_cache_open, true, __ATOMIC_RELEASE);
 	create_kmalloc_caches();
 	slab_stats_init();
+	__atomic_store_n(&slab_ready, true, __ATOMIC_RELEASE);
 }
 
-void slab_ensure_init(void)
+bool slab_ensure_init(void)
 {
 	pthread_once(&slab_once, slab_init);
+	return __atomic_load_n(&slab_ready, __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -310,6 +321,9 @@ static const char *create_check(const char *name, unsigned int size, unsigned in
 struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size, unsigned int align,
 				       slab_flags_t flags, void (*ctor)(void *))
 {
+	/* Called by start-up itself too: check the boot cache, not slab_ready. */
+	if (!__atomic_load_n(&boot_cache_open, __ATOMIC_ACQUIRE))
+		return NULL;	/* no boot cache to take a struct kmem_cache from */
 	struct kmem_cache *s = kmem_cache_zalloc(&boot_kmem_cache, GFP_KERNEL);
 	if (!s)
 		return NULL;

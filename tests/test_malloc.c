@@ -209,6 +209,21 @@ static void calloc_zeroes_and_overflow(void)
 	CHECK(malloc(OPAQUE(SIZE_MAX / 2)) == NULL);	/* impossible: ENOMEM, no report */
 	CHECK_EQ(errno, ENOMEM);
 	CHECK_EQ(slub_errors(), e);
+	/* Beyond RAM + swap: the kernel's overcommit heuristic refuses it, as for glibc. */
+	FILE *f = fopen("/proc/sys/vm/overcommit_memory", "r");
+	int mode = -1;
+	if (f) {
+		if (fscanf(f, "%d", &mode) != 1)
+			mode = -1;
+		fclose(f);
+	}
+	if (mode == 0) {
+		errno = 0;
+		CHECK(malloc(OPAQUE((size_t)1 << 42)) == NULL);	/* 4 TiB: address space enough */
+		CHECK_EQ(errno, ENOMEM);
+		void *a = (void *)1;
+		CHECK_EQ(posix_memalign(&a, (size_t)1 << 30, (size_t)1 << 42), ENOMEM);
+	}
 }
 
 static void memalign_family(void)

@@ -127,7 +127,11 @@ shell)	# fork and exec all the time, exit codes, signals
   grep -q 'no_such_option' err.txt || fail "--options did not reach the library"
   "$slubrun" --stats -- "$python" -c 'x = [str(i) for i in range(100000)]' 2>stats.txt
   grep -q '^kmalloc-64 ' stats.txt || fail "--stats printed no table: $(head -3 stats.txt)"
-  echo "real_programs[$case]: exit codes, signals, --options and --stats ok"
+  # No address space for even one section: every allocation fails, cleanly.
+  st=0; (ulimit -v 60000; "$slubrun" -- ls / >/dev/null 2>err.txt) || st=$?
+  [ "$st" -lt 128 ] || fail "with no address space, ls died of signal $((st - 128))"
+  grep -q 'cannot set up' err.txt || fail "with no address space: no report ($(head -2 err.txt))"
+  echo "real_programs[$case]: exit codes, signals, --options, --stats and a failed start-up ok"
   ;;
 *)
   fail "unknown case"
