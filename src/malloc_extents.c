@@ -18,13 +18,14 @@
 #include "page_alloc.h"
 
 /*
- * The cache: a few freed mappings, each in a slot taken and filled with
- * atomic exchanges (no lock, so nothing for fork() to worry about).  An
- * entry older than slub_decay_ms is unmapped at the next large call, as
- * the page allocator's decay gives back buddy pages.
+ * The cache: a few freed mappings, 32 MiB at most, each in a slot taken
+ * and filled with atomic exchanges (no lock, so nothing for fork() to worry
+ * about).  An entry older than slub_decay_ms is unmapped at the next call
+ * for any extent, as the page allocator's decay gives back buddy pages; a
+ * program that stops making big blocks keeps at most those 32 MiB.
  */
 #define EXTENT_CACHE_SLOTS 4
-#define EXTENT_CACHE_MAX_PAGES (64UL << (20 - PAGE_SHIFT))	/* per entry */
+#define EXTENT_CACHE_MAX_PAGES (32UL << (20 - PAGE_SHIFT))	/* all entries together */
 
 static struct page *extent_cache[EXTENT_CACHE_SLOTS];
 static uint64_t extent_cache_when[EXTENT_CACHE_SLOTS];
@@ -39,6 +40,14 @@ static void extent_release(struct page *page)
 	free_pages_extent(page, page->nr_extent_pages);
 }
 
+/* Count @page in or out of the idle figures (the cache's own, and the stats'). */
+static void idle_account(struct page *page, long sign)
+{
+	unsigned long nr = page->nr_extent_pages * (unsigned long)sign;
+	__atomic_add_fetch(&page_alloc_stats.idle_extents, (unsigned long)sign, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&page_alloc_stats.idle_extent_pages, nr, __ATOMIC_RELAXED);
+}
+
 static void extent_cache_expire(uint64_t now)
 {
 	uint64_t decay = (uint64_t)slub_opt(decay_ms);
@@ -46,8 +55,10 @@ static void extent_cache_expire(uint64_t now)
 		if (!READ_ONCE(extent_cache[i]) || now < READ_ONCE(extent_cache_when[i]) + decay)
 			continue;
 		struct page *page = __atomic_exchange_n(&extent_cache[i], NULL, __ATOMIC_ACQ_REL);
-		if (page)
+		if (page) {
+			idle_account(page, -1);
 			extent_release(page);
+		}
 	}
 }
 
@@ -60,31 +71,33 @@ static struct page *extent_cache_take(unsigned long nr)
 		struct page *page = __atomic_exchange_n(&extent_cache[i], NULL, __ATOMIC_ACQ_REL);
 		if (!page)
 			continue;
+		idle_account(page, -1);
 		if (resize_pages_extent(page, page->nr_extent_pages, nr)) {
 			page->nr_extent_pages = nr;
 			return page;
 		}
-		/* Its slots cannot hold @nr pages: back it goes, or away if the slot was refilled. */
-		struct page *empty = NULL;
-		if (!__atomic_compare_exchange_n(&extent_cache[i], &empty, page, false,
-						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-			extent_release(page);
+		/* Its slots cannot hold @nr pages: it goes (the cache keeps the newest). */
+		extent_release(page);
 	}
 	return NULL;
 }
 
 static bool extent_cache_put(struct page *page, uint64_t now)
 {
-	if (page->nr_extent_pages > EXTENT_CACHE_MAX_PAGES || !memmap_in_large_region(page))
-		return false;
+	if (!memmap_in_large_region(page) ||
+	    READ_ONCE(page_alloc_stats.idle_extent_pages) + page->nr_extent_pages >
+		    EXTENT_CACHE_MAX_PAGES)
+		return false;	/* racing puts may pass this together: a bound, not a limit */
 	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
 		struct page *empty = NULL;
+		idle_account(page, 1);
 		if (__atomic_compare_exchange_n(&extent_cache[i], &empty, page, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 			/* An expiry that sees the old time only unmaps it early. */
 			WRITE_ONCE(extent_cache_when[i], now);
 			return true;
 		}
+		idle_account(page, -1);
 	}
 	return false;
 }
@@ -93,8 +106,10 @@ void extent_cache_drain(void)
 {
 	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
 		struct page *page = __atomic_exchange_n(&extent_cache[i], NULL, __ATOMIC_ACQ_REL);
-		if (page)
+		if (page) {
+			idle_account(page, -1);
 			extent_release(page);
+		}
 	}
 }
 
@@ -106,9 +121,10 @@ void *extent_alloc(size_t size, size_t align, gfp_t gfp)
 	}
 	unsigned long nr = pages_for(size);
 	struct page *page = NULL;
-	if (nr > MAX_ORDER_NR_PAGES && align <= PAGE_SIZE) {
-		slub_ensure_init();
+	/* Every extent call ages the cache: it holds memory nobody uses. */
+	if (READ_ONCE(page_alloc_stats.idle_extents))
 		extent_cache_expire(os_now_ms());
+	if (nr > MAX_ORDER_NR_PAGES && align <= PAGE_SIZE && READ_ONCE(page_alloc_stats.idle_extents)) {
 		page = extent_cache_take(nr);
 		/* Reused pages are dirty; fresh ones below come zeroed. */
 		if (page && (gfp & __GFP_ZERO))

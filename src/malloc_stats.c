@@ -39,12 +39,17 @@ static struct mallinfo2 collect(void)
 	struct totals t = { 0 };
 	slab_for_each_cache(add_cache, &t);
 	unsigned long extent_bytes = READ_ONCE(page_alloc_stats.extent_pages) << PAGE_SHIFT;
-	unsigned long large_bytes = READ_ONCE(page_alloc_stats.large_pages) << PAGE_SHIFT;
-	unsigned long large = READ_ONCE(page_alloc_stats.large_allocs);
+	/* Mappings the extent cache keeps are free memory, not blocks in use. */
+	unsigned long idle_bytes = READ_ONCE(page_alloc_stats.idle_extent_pages) << PAGE_SHIFT;
+	unsigned long large_bytes = (READ_ONCE(page_alloc_stats.large_pages) << PAGE_SHIFT) - idle_bytes;
+	unsigned long large = READ_ONCE(page_alloc_stats.large_allocs) -
+			      READ_ONCE(page_alloc_stats.idle_extents);
+	extent_bytes -= idle_bytes;
 	/* Extents above 4 MiB are large regions: count them once, as "mmap". */
 	unsigned long buddy_extents = extent_bytes > large_bytes ? extent_bytes - large_bytes : 0;
 	struct mallinfo2 mi = {
 		.arena = t.slab_bytes + buddy_extents,
+		.fsmblks = idle_bytes,	/* glibc: fastbin bytes; here: cached mappings */
 		.ordblks = t.partial_slabs,
 		.hblks = large,
 		.hblkhd = large_bytes,

@@ -71,6 +71,8 @@ struct page_alloc_stats {
 	unsigned long decommitted_pages;	/* total given back by decay or reclaim */
 	unsigned long extents;		/* live extents (alloc_pages_extent) */
 	unsigned long extent_pages;
+	unsigned long idle_extents;	/* of those, freed and kept for reuse (malloc) */
+	unsigned long idle_extent_pages;
 };
 extern __hidden struct page_alloc_stats page_alloc_stats;
 

@@ -80,11 +80,10 @@ static void self_comm(char *buf, size_t n)
 	buf[strcspn(buf, "\n")] = 0;
 }
 
-static struct table table;
-
+/* On the stack: malloc_stats() and the exit table may run at once. */
 void slab_write_cache_table(int fd)
 {
-	struct table *t = &table;
+	struct table table, *t = &table;
 	char comm[64], mem[16];
 	t->len = 0;
 	t->bytes = t->active_bytes = t->peak_bytes = 0;
@@ -93,11 +92,17 @@ void slab_write_cache_table(int fd)
 	table_add(t, "%-20s %10s %7s %7s %5s %9s %5s %9s\n", "Name", "Objects", "Objsize", "Slabs",
 		  "Part", "Memory", "Eff", "Peak");
 	slab_for_each_cache(cache_line, t);
-	unsigned long extents = READ_ONCE(page_alloc_stats.extents);
-	unsigned long extent_bytes = READ_ONCE(page_alloc_stats.extent_pages) << PAGE_SHIFT;
+	unsigned long idle = READ_ONCE(page_alloc_stats.idle_extents);
+	unsigned long idle_bytes = READ_ONCE(page_alloc_stats.idle_extent_pages) << PAGE_SHIFT;
+	unsigned long extents = READ_ONCE(page_alloc_stats.extents) - idle;
+	unsigned long extent_bytes = (READ_ONCE(page_alloc_stats.extent_pages) << PAGE_SHIFT) -
+				     idle_bytes;
 	if (extents)
 		table_add(t, "%-20s %10lu %7s %7s %5s %9s\n", "(page extents)", extents, "-", "-",
 			  "-", human(mem, sizeof(mem), extent_bytes));
+	if (idle)
+		table_add(t, "%-20s %10lu %7s %7s %5s %9s\n", "(cached mappings)", idle, "-", "-",
+			  "-", human(mem, sizeof(mem), idle_bytes));
 	char peak[16];
 	table_add(t, "%-20s %10s %7s %7s %5s %9s %4lu%% %9s\n", "total in slabs", "", "", "", "",
 		  human(mem, sizeof(mem), t->bytes), t->bytes ? t->active_bytes * 100 / t->bytes : 0,

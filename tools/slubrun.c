@@ -7,8 +7,11 @@
  * SLUB_OPTIONS (the program's own environment wins for nothing: ours are
  * appended, and the last setting of an option is the one in force), runs
  * the program and exits as a shell would: its exit status, or 128 + n if
- * signal n killed it.  --stats prints, once the program has ended, the
- * table of caches each of its processes left at exit (slub_exit_stats=).
+ * signal n killed it.  Without --stats slubrun simply becomes the program
+ * (exec).  --stats must outlive it: slubrun forks, passes on the signals
+ * a supervisor sends (TERM, HUP, ALRM, USR1, USR2), waits, and prints the
+ * table of caches each of the program's processes left at exit
+ * (slub_exit_stats=).
  *
  * slubrun itself runs on glibc's malloc; only the program is preloaded.
  */
@@ -101,6 +104,15 @@ static void append_env(const char *name, const char *add)
 	free(v);
 }
 
+static volatile pid_t child;
+
+/* A supervisor's signal is for the program: pass it on. */
+static void forward(int sig)
+{
+	if (child > 0)
+		kill(child, sig);
+}
+
 static void copy_to_stderr(int fd)
 {
 	char buf[8192];
@@ -153,19 +165,23 @@ int main(int argc, char **argv)
 	if (options)
 		append_env("SLUB_OPTIONS", options);
 
+	if (!stats) {
+		execvp(argv[i], &argv[i]);
+		int e = errno;
+		fprintf(stderr, "slubrun: %s: %s\n", argv[i], strerror(e));
+		return e == ENOENT ? 127 : 126;
+	}
+
 	/* The tables go to a private file, printed after the program is done. */
 	char stats_path[] = "/tmp/slubrun-stats-XXXXXX";
-	int stats_fd = -1;
-	if (stats) {
-		stats_fd = mkstemp(stats_path);
-		if (stats_fd < 0) {
-			perror("slubrun: mkstemp");
-			return 127;
-		}
-		char opt[sizeof(stats_path) + 32];
-		snprintf(opt, sizeof(opt), "slub_exit_stats=%s", stats_path);
-		append_env("SLUB_OPTIONS", opt);
+	int stats_fd = mkstemp(stats_path);
+	if (stats_fd < 0) {
+		perror("slubrun: mkstemp");
+		return 127;
 	}
+	char opt[sizeof(stats_path) + 32];
+	snprintf(opt, sizeof(opt), "slub_exit_stats=%s", stats_path);
+	append_env("SLUB_OPTIONS", opt);
 
 	/* As system(3) does: the terminal's signals are the program's to take. */
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
@@ -179,25 +195,28 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
-		if (stats_fd >= 0)
-			close(stats_fd);
+		close(stats_fd);
 		execvp(argv[i], &argv[i]);
 		int e = errno;
 		fprintf(stderr, "slubrun: %s: %s\n", argv[i], strerror(e));
 		_exit(e == ENOENT ? 127 : 126);
 	}
+	child = pid;
+	struct sigaction fwd = { .sa_handler = forward };
+	sigemptyset(&fwd.sa_mask);
+	static const int passed_on[] = { SIGTERM, SIGHUP, SIGALRM, SIGUSR1, SIGUSR2 };
+	for (size_t k = 0; k < sizeof(passed_on) / sizeof(passed_on[0]); k++)
+		sigaction(passed_on[k], &fwd, NULL);
 	int status;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
 			perror("slubrun: waitpid");
 			return 127;
 		}
-	if (stats_fd >= 0) {
-		lseek(stats_fd, 0, SEEK_SET);
-		copy_to_stderr(stats_fd);
-		close(stats_fd);
-		unlink(stats_path);
-	}
+	lseek(stats_fd, 0, SEEK_SET);
+	copy_to_stderr(stats_fd);
+	close(stats_fd);
+	unlink(stats_path);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
