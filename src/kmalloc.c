@@ -261,16 +261,12 @@ static __noinline void kfree_slow(const void *p)
 void kfree(const void *p)
 {
 	/* The common case inline; NULL, ZERO_SIZE_PTR, large blocks and bad pointers below. */
-	uintptr_t start;
 	struct page *slab;
-	struct kmem_cache *s = object_slab(p, &slab, &start);
-	if (likely(s)) {
-		if (likely(slab_object_valid_at(s, slab, start, p))) {
-			slab_free(s, slab, (void *)p);
-			return;
-		}
-	}
-	kfree_slow(p);
+	struct kmem_cache *s = object_cache(p, &slab);
+	if (likely(s))
+		slab_free(s, slab, (void *)p);
+	else
+		kfree_slow(p);
 }
 
 void kfree_sensitive(const void *p)

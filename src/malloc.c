@@ -159,10 +159,9 @@ static __noinline void free_slow(void *p, const char *caller)
 
 MALLOC_API void free(void *p)
 {
-	uintptr_t start;
 	struct page *slab;
-	struct kmem_cache *s = object_slab(p, &slab, &start);
-	if (likely(s && slab_object_valid_at(s, slab, start, p)))
+	struct kmem_cache *s = object_cache(p, &slab);
+	if (likely(s))
 		slab_free(s, slab, p);
 	else
 		free_slow(p, "free");
@@ -171,11 +170,10 @@ MALLOC_API void free(void *p)
 /* What the caller may use at @p; *ok false (after a report) if @p is not ours. */
 static size_t usable_size(const void *p, const char *caller, bool *ok)
 {
-	uintptr_t start;
 	struct page *slab;
-	struct kmem_cache *s = object_slab(p, &slab, &start);
+	struct kmem_cache *s = object_cache(p, &slab);
 	*ok = true;
-	if (likely(s && slab_object_valid_at(s, slab, start, p)))
+	if (likely(s))
 		return slab_ksize(s);
 	size_t bytes = extent_usable_size(p);
 	if (bytes)

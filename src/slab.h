@@ -258,6 +258,20 @@ static inline struct kmem_cache *object_slab(const void *p, struct page **slabp,
 	return s;
 }
 
+/*
+ * The cache of @p if @p is the start of an object (and its slab in *slabp),
+ * else NULL, without a report: the check every free and size query makes
+ * first, inline; what it turns down goes to a slow path that says why.
+ */
+static inline struct kmem_cache *object_cache(const void *p, struct page **slabp)
+{
+	uintptr_t start;
+	struct kmem_cache *s = object_slab(p, slabp, &start);	/* NULL for NULL too */
+	if (unlikely(!s || !slab_object_valid_at(s, *slabp, start, p)))
+		return NULL;
+	return s;
+}
+
 /* Report a free of something that is not an object (slab_common.c). */
 __hidden __cold void slab_bad_free(const void *object, struct kmem_cache *s, const char *caller);
 

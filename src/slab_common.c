@@ -264,10 +264,9 @@ static __cold void kmem_cache_free_slow(struct kmem_cache *s, void *object)
 
 void kmem_cache_free(struct kmem_cache *s, void *object)
 {
-	uintptr_t start;
 	struct page *slab;
-	struct kmem_cache *owner = object_slab(object, &slab, &start);	/* NULL for NULL too */
-	if (likely(owner && owner == s && slab_object_valid_at(s, slab, start, object)))
+	struct kmem_cache *owner = object_cache(object, &slab);
+	if (likely(owner && owner == s))
 		slab_free(s, slab, object);
 	else
 		kmem_cache_free_slow(s, object);
