@@ -48,17 +48,26 @@ static void idle_account(struct page *page, long sign)
 	__atomic_add_fetch(&page_alloc_stats.idle_extent_pages, nr, __ATOMIC_RELAXED);
 }
 
+/* Empty slot @i: its mapping, no longer counted idle, or NULL. */
+static struct page *extent_cache_slot_take(int i)
+{
+	if (!READ_ONCE(extent_cache[i]))
+		return NULL;
+	struct page *page = __atomic_exchange_n(&extent_cache[i], NULL, __ATOMIC_ACQ_REL);
+	if (page)
+		idle_account(page, -1);
+	return page;
+}
+
 static void extent_cache_expire(uint64_t now)
 {
 	uint64_t decay = (uint64_t)slub_opt(decay_ms);
 	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
-		if (!READ_ONCE(extent_cache[i]) || now < READ_ONCE(extent_cache_when[i]) + decay)
+		if (now < READ_ONCE(extent_cache_when[i]) + decay)
 			continue;
-		struct page *page = __atomic_exchange_n(&extent_cache[i], NULL, __ATOMIC_ACQ_REL);
-		if (page) {
-			idle_account(page, -1);
+		struct page *page = extent_cache_slot_take(i);
+		if (page)
 			extent_release(page);
-		}
 	}
 }
 
@@ -66,12 +75,9 @@ static void extent_cache_expire(uint64_t now)
 static struct page *extent_cache_take(unsigned long nr)
 {
 	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
-		if (!READ_ONCE(extent_cache[i]))
-			continue;
-		struct page *page = __atomic_exchange_n(&extent_cache[i], NULL, __ATOMIC_ACQ_REL);
+		struct page *page = extent_cache_slot_take(i);
 		if (!page)
 			continue;
-		idle_account(page, -1);
 		if (resize_pages_extent(page, page->nr_extent_pages, nr)) {
 			page->nr_extent_pages = nr;
 			return page;
@@ -88,28 +94,26 @@ static bool extent_cache_put(struct page *page, uint64_t now)
 	    READ_ONCE(page_alloc_stats.idle_extent_pages) + page->nr_extent_pages >
 		    EXTENT_CACHE_MAX_PAGES)
 		return false;	/* racing puts may pass this together: a bound, not a limit */
+	idle_account(page, 1);	/* before it is visible: whoever takes it un-counts it */
 	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
 		struct page *empty = NULL;
-		idle_account(page, 1);
 		if (__atomic_compare_exchange_n(&extent_cache[i], &empty, page, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 			/* An expiry that sees the old time only unmaps it early. */
 			WRITE_ONCE(extent_cache_when[i], now);
 			return true;
 		}
-		idle_account(page, -1);
 	}
+	idle_account(page, -1);
 	return false;
 }
 
 void extent_cache_drain(void)
 {
 	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
-		struct page *page = __atomic_exchange_n(&extent_cache[i], NULL, __ATOMIC_ACQ_REL);
-		if (page) {
-			idle_account(page, -1);
+		struct page *page = extent_cache_slot_take(i);
+		if (page)
 			extent_release(page);
-		}
 	}
 }
 

@@ -577,6 +577,15 @@ unsigned long get_zeroed_page(gfp_t gfp)
 	return __get_free_pages(gfp | __GFP_ZERO, 0);
 }
 
+/* Undo prep_new_page() on the tails of a block of @order (before it is freed). */
+static void clear_tails(struct page *page, unsigned int order)
+{
+	for (unsigned long i = 1; i < 1UL << order; i++) {
+		set_page_flags(&page[i], 0);
+		__atomic_store_n(&page[i].compound_head, 0, __ATOMIC_RELAXED);
+	}
+}
+
 /* Check the block and free it; the caller has a valid data-page descriptor. */
 static void free_pages_checked(struct page *page, unsigned int order, const char *caller,
 			       bool use_pcp)
@@ -611,10 +620,7 @@ static void free_pages_checked(struct page *page, unsigned int order, const char
 		bad_page(caller, addr, order, why);
 		return;
 	}
-	for (unsigned long i = 1; i < 1UL << order; i++) {
-		set_page_flags(&page[i], 0);
-		__atomic_store_n(&page[i].compound_head, 0, __ATOMIC_RELAXED);
-	}
+	clear_tails(page, order);
 	struct zone *z = page_zone(page);
 	if (use_pcp && pcp_free(z, page, order))
 		return;
@@ -700,10 +706,9 @@ struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align
 		return alloc_failed(gfp, 0, "allocator unusable on this system");
 	if (unlikely(!nr || nr > (1UL << MAX_LARGE_ORDER)))
 		return alloc_failed(gfp, MAX_LARGE_ORDER + 1, "extent too large");
-	while ((1UL << order) < nr)
-		order++;
-	while (align > (PAGE_SIZE << align_order))
-		align_order++;
+	order = (unsigned int)get_order(nr << PAGE_SHIFT);
+	if (align > PAGE_SIZE)
+		align_order = (unsigned int)get_order(align);
 	if (align_order > order)
 		order = align_order;
 	struct zone *z = gfp_zone(NUMA_NO_NODE, gfp);
@@ -732,20 +737,18 @@ struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align
 	for (unsigned long off = 0, rest = nr; rest; off += 1UL << extent_next_order(rest),
 	     rest -= 1UL << extent_next_order(rest))
 		prep_new_page(z, block + off, extent_next_order(rest));
+	uint64_t now = os_now_ms();
+	pthread_mutex_lock(&z->lock);
 	for (unsigned long off = nr; off < (1UL << order);) {
 		unsigned int k = (unsigned int)__builtin_ctzl(off);
 		struct page *piece = block + off;
 		off += 1UL << k;
-		for (unsigned long i = 1; i < 1UL << k; i++) {
-			set_page_flags(&piece[i], 0);
-			__atomic_store_n(&piece[i].compound_head, 0, __ATOMIC_RELAXED);
-		}
+		clear_tails(piece, k);
 		set_page_flags(piece, 0);
 		piece->compound_head = 0;
-		pthread_mutex_lock(&z->lock);
-		zone_give_locked(z, piece, k, zero, os_now_ms());
-		pthread_mutex_unlock(&z->lock);
+		zone_give_locked(z, piece, k, zero, now);
 	}
+	pthread_mutex_unlock(&z->lock);
 	if ((gfp & __GFP_ZERO) && !zero)
 		memset(memmap_page_address(block), 0, nr << PAGE_SHIFT);
 	extent_account(nr, 1);
