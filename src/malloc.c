@@ -76,6 +76,12 @@ MALLOC_API void *calloc(size_t n, size_t size)
 	return malloc_gfp(bytes, MALLOC_GFP | __GFP_ZERO);
 }
 
+/* The smallest power of two >= @x (1 < x <= 2^63). */
+static size_t roundup_pow2(size_t x)
+{
+	return 1UL << (64 - __builtin_clzl(x - 1));
+}
+
 /* @align: a power of two. */
 static void *malloc_aligned(size_t align, size_t size)
 {
@@ -86,7 +92,7 @@ static void *malloc_aligned(size_t align, size_t size)
 	if (size <= MALLOC_MAX_CLASS_SIZE) {
 		/* Power-of-two classes are aligned to their size. */
 		if (align > MALLOC_MIN_ALIGN)
-			size = 1UL << (64 - __builtin_clzl(size - 1));
+			size = roundup_pow2(size);
 		return malloc_gfp(size, MALLOC_GFP);
 	}
 	return extent_alloc(size, align > PAGE_SIZE ? align : 0, MALLOC_GFP);
@@ -105,7 +111,7 @@ MALLOC_API void *memalign(size_t align, size_t size)
 		return NULL;
 	}
 	if (!is_pow2(align))
-		align = align ? 1UL << (64 - __builtin_clzl(align)) : 1;
+		align = align ? roundup_pow2(align) : 1;
 	return malloc_aligned(align, size);
 }
 

@@ -67,39 +67,24 @@ static const char *find_library(void)
 	return NULL;
 }
 
-/* NAME=old + sep + add (or add alone). */
-static void prepend_env(const char *name, const char *first, const char *sep)
+/* NAME = before + sep + after, or the one of them that is set. */
+static void join_env(const char *name, const char *before, const char *sep, const char *after)
 {
-	const char *old = getenv(name);
-	if (!old || !*old) {
-		setenv(name, first, 1);
+	if (!before || !*before) {
+		setenv(name, after, 1);
 		return;
 	}
-	size_t len = strlen(first) + strlen(sep) + strlen(old) + 1;
+	if (!after || !*after) {
+		setenv(name, before, 1);
+		return;
+	}
+	size_t len = strlen(before) + strlen(sep) + strlen(after) + 1;
 	char *v = malloc(len);
 	if (!v) {
 		perror("slubrun");
 		exit(127);
 	}
-	snprintf(v, len, "%s%s%s", first, sep, old);
-	setenv(name, v, 1);
-	free(v);
-}
-
-static void append_env(const char *name, const char *add)
-{
-	const char *old = getenv(name);
-	if (!old || !*old) {
-		setenv(name, add, 1);
-		return;
-	}
-	size_t len = strlen(old) + strlen(add) + 2;
-	char *v = malloc(len);
-	if (!v) {
-		perror("slubrun");
-		exit(127);
-	}
-	snprintf(v, len, "%s %s", old, add);
+	snprintf(v, len, "%s%s%s", before, sep, after);
 	setenv(name, v, 1);
 	free(v);
 }
@@ -161,9 +146,9 @@ int main(int argc, char **argv)
 	char abs[PATH_MAX];
 	if (realpath(lib, abs))
 		lib = abs;
-	prepend_env("LD_PRELOAD", lib, ":");
+	join_env("LD_PRELOAD", lib, ":", getenv("LD_PRELOAD"));
 	if (options)
-		append_env("SLUB_OPTIONS", options);
+		join_env("SLUB_OPTIONS", getenv("SLUB_OPTIONS"), " ", options);
 
 	if (!stats) {
 		execvp(argv[i], &argv[i]);
@@ -181,7 +166,7 @@ int main(int argc, char **argv)
 	}
 	char opt[sizeof(stats_path) + 32];
 	snprintf(opt, sizeof(opt), "slub_exit_stats=%s", stats_path);
-	append_env("SLUB_OPTIONS", opt);
+	join_env("SLUB_OPTIONS", getenv("SLUB_OPTIONS"), " ", opt);
 
 	/* As system(3) does: the terminal's signals are the program's to take. */
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
