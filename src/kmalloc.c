@@ -54,14 +54,18 @@ static struct kmem_cache *create_kmalloc_cache(enum kmalloc_type type, unsigned 
 	return s;
 }
 
-void create_kmalloc_caches(void)
+bool create_kmalloc_caches(void)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(kmalloc_fast_index); i++)
 		__atomic_store_n(&kmalloc_fast_index[i], (uint8_t)kmalloc_index(i * 8 + 1),
 				 __ATOMIC_RELAXED);
-	for (unsigned int i = 1; i < NR_KMALLOC_INDEX; i++)
-		__atomic_store_n(&kmalloc_caches[KMALLOC_NORMAL][i],
-				 create_kmalloc_cache(KMALLOC_NORMAL, i), __ATOMIC_RELEASE);
+	for (unsigned int i = 1; i < NR_KMALLOC_INDEX; i++) {
+		struct kmem_cache *s = create_kmalloc_cache(KMALLOC_NORMAL, i);
+		if (!s)
+			return false;	/* no memory at start-up: the rest fails too */
+		__atomic_store_n(&kmalloc_caches[KMALLOC_NORMAL][i], s, __ATOMIC_RELEASE);
+	}
+	return true;
 }
 
 void kmalloc_fork_lock(bool lock)

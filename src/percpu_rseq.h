@@ -18,6 +18,7 @@
 #define SLUB_PERCPU_RSEQ_H
 
 #include "compiler.h"
+#include "percpu.h"
 
 #if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define SLUB_HAVE_RSEQ_ASM 1
@@ -48,12 +49,12 @@
 	"jmp 0b\n\t"                                                             \
 	".popsection\n\t"
 
-/* The slot of this CPU: slots + cpu * 128, or jump to @out if cpu_id is not usable. */
+/* The slot of this CPU: slots + (cpu << PCPU_UNIT_SHIFT), or jump to @out if cpu_id is not usable. */
 #define RSEQ_SLOT(abi, slots, nr, c, out)                                        \
 	"movl %%fs:4(%" abi "), %k" c "\n\t"                                     \
 	"cmpq %" nr ", %" c "\n\t"                                               \
 	"jae %l[" out "]\n\t"                                                    \
-	"shlq $7, %" c "\n\t"                                                    \
+	"shlq $" PCPU_STR(PCPU_UNIT_SHIFT) ", %" c "\n\t"                          \
 	"addq %" slots ", %" c "\n\t"
 
 /*
@@ -75,7 +76,7 @@ rseq_freelist_pop(intptr_t abi, void *slots, unsigned long nr, unsigned long fp_
 		"movl %%fs:4(%[abi]), %k[c]\n\t"
 		"cmpq %[nr], %[c]\n\t"
 		"jae 2f\n\t"
-		"shlq $7, %[c]\n\t"
+		"shlq $" PCPU_STR(PCPU_UNIT_SHIFT) ", %[c]\n\t"
 		"addq %[slots], %[c]\n\t"
 		"testb $1, 8(%[c])\n\t"
 		"jnz 2f\n\t"

@@ -116,8 +116,10 @@ struct kmem_cache_cpu {
 	unsigned int nr_partial;	/* slabs on it */
 	pthread_mutex_t lock;		/* slow path and takeover of this slot */
 } __attribute__((aligned(64)));
-/* The rseq sequences index slots by cpu << 7 and read tid at 8, slab at 16. */
-static_assert(sizeof(struct kmem_cache_cpu) == 128, "slot size is baked into the rseq code");
+/* The rseq sequences find slots at cpu << PCPU_UNIT_SHIFT and read tid at 8, slab at 16. */
+static_assert(sizeof(struct kmem_cache_cpu) == PCPU_SLOT_SIZE, "one percpu slot");
+static_assert(offsetof(struct kmem_cache_cpu, tid) == 8 && offsetof(struct kmem_cache_cpu, slab) == 16,
+	      "offsets baked into the rseq code");
 static_assert(offsetof(struct kmem_cache_cpu, tid) == 8 &&
 	      offsetof(struct kmem_cache_cpu, slab) == 16, "slot layout");
 
@@ -132,7 +134,7 @@ struct kmem_cache_node {
 };
 
 struct kmem_cache {
-	struct kmem_cache_cpu *cpu_slab;	/* [nr_cpu_slots], backed lazily */
+	struct kmem_cache_cpu *cpu_slab;	/* CPU 0's slot (percpu.h); CPU n's is cpu_slot() */
 	unsigned int flags;
 	unsigned int size;		/* object + metadata, aligned: the stride */
 	unsigned int object_size;	/* what the user asked for */
@@ -341,7 +343,7 @@ static inline unsigned int cas_cpu_slot(const struct kmem_cache *s)
 
 static inline struct kmem_cache_cpu *cpu_slot(struct kmem_cache *s, unsigned int cpu)
 {
-	return &s->cpu_slab[cpu];
+	return pcpu_slot_of(s->cpu_slab, cpu);
 }
 
 /* ---- entry points of the engine (slub.c) ----------------------------------- */
@@ -383,7 +385,7 @@ __hidden void slab_zero_object(struct kmem_cache *s, void *object);
 __hidden void slab_cache_name(char *buf, size_t n, const char *prefix, unsigned int size);
 __hidden unsigned long slab_validate_all(void);
 /* kmalloc.c: the kmalloc caches, made by slab_init(). */
-__hidden void create_kmalloc_caches(void);
+__hidden bool create_kmalloc_caches(void);
 __hidden void kmalloc_fork_lock(bool lock);
 __hidden void kmalloc_fork_child(void);
 __hidden void slab_double_free(struct kmem_cache *s, void *object);

@@ -13,6 +13,7 @@
 
 #include "init.h"
 #include "options.h"
+#include "percpu.h"
 #include "report.h"
 
 static pthread_mutex_t slab_caches_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -28,12 +29,10 @@ bool kmem_cache_open(struct kmem_cache *s)
 	set_min_partial(s);
 	set_cpu_partial(s);
 	s->nr_cpu_slots = os_possible_cpus();
-	size_t bytes = (size_t)s->nr_cpu_slots * sizeof(struct kmem_cache_cpu);
-	/* Zeroed pages: an all-zero slot is a valid empty one (mutex included). */
-	struct page *page = alloc_pages(GFP_KERNEL | __GFP_ZERO, (unsigned int)get_order(bytes));
-	if (!page)
+	/* Zeroed slots: an all-zero slot is a valid empty one (mutex included). */
+	s->cpu_slab = pcpu_slot_alloc(s->nr_cpu_slots);
+	if (!s->cpu_slab)
 		return false;
-	s->cpu_slab = page_address(page);
 	struct kmem_cache_node *n = &s->node[0];
 	pthread_mutex_init(&n->list_lock, NULL);
 	INIT_LIST_HEAD(&n->partial);
@@ -43,8 +42,7 @@ bool kmem_cache_open(struct kmem_cache *s)
 
 static void free_cpu_slab(struct kmem_cache *s)
 {
-	size_t bytes = (size_t)s->nr_cpu_slots * sizeof(struct kmem_cache_cpu);
-	free_pages((unsigned long)s->cpu_slab, (unsigned int)get_order(bytes));
+	pcpu_slot_free(s->cpu_slab, s->nr_cpu_slots);
 	s->cpu_slab = NULL;
 }
 
@@ -98,10 +96,12 @@ static void slab_fork_prepare(void)
 	kmalloc_fork_lock(true);
 	pthread_mutex_lock(&slab_caches_lock);
 	for_each_cache_lock(true);
+	pcpu_fork_lock(true);
 }
 
 static void slab_fork_parent(void)
 {
+	pcpu_fork_lock(false);
 	for_each_cache_lock(false);
 	pthread_mutex_unlock(&slab_caches_lock);
 	kmalloc_fork_lock(false);
@@ -117,6 +117,7 @@ static void slab_fork_child(void)
 		pthread_mutex_init(&s->node[0].list_lock, NULL);
 	}
 	pthread_mutex_init(&slab_caches_lock, NULL);
+	pcpu_fork_child();
 	kmalloc_fork_child();
 	/*
 	 * A forked child is a new process for membarrier: register it again.
@@ -162,7 +163,10 @@ static void slab_init(void)
 	}
 	list_add_tail(&s->list, &slab_caches);
 	__atomic_store_n(&boot_cache_open, true, __ATOMIC_RELEASE);
-	create_kmalloc_caches();
+	if (!create_kmalloc_caches()) {
+		slub_report("cannot set up the kmalloc caches: out of memory");
+		return;
+	}
 	slab_stats_init();
 	__atomic_store_n(&slab_ready, true, __ATOMIC_RELEASE);
 }

@@ -1,0 +1,108 @@
+/*
+ * percpu.c - the chunks that hold the caches' per-CPU slots (percpu.h).
+ *
+ * A chunk is reserved whole and committed uncharged (mprotect of a
+ * MAP_NORESERVE reservation): its pages are backed on first touch only,
+ * so 1024 possible CPUs cost address space, not memory.  The chunk's own
+ * header is slot 0 of CPU 0's unit, which the first caches' slots share a
+ * page with anyway.  Chunks are never returned: a process that made 256
+ * caches will likely make them again.
+ */
+#define _GNU_SOURCE
+#include "percpu.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "os.h"
+
+struct pcpu_chunk {
+	struct pcpu_chunk *next;
+	uint64_t used[PCPU_SLOTS_PER_CHUNK / 64];	/* bit i: slot i taken */
+};
+static_assert(sizeof(struct pcpu_chunk) <= PCPU_SLOT_SIZE, "the header is slot 0");
+static_assert(PCPU_SLOTS_PER_CHUNK % 64 == 0, "whole bitmap words");
+
+static pthread_mutex_t pcpu_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pcpu_chunk *pcpu_chunks;
+
+static struct pcpu_chunk *pcpu_new_chunk(unsigned int nr_cpus)
+{
+	size_t bytes = (size_t)nr_cpus << PCPU_UNIT_SHIFT;
+	void *base = os_reserve(bytes, PCPU_UNIT_SIZE);
+	if (!base)
+		return NULL;
+	if (os_commit(base, bytes)) {
+		os_release(base, bytes);
+		return NULL;
+	}
+	struct pcpu_chunk *chunk = base;
+	chunk->used[0] = 1;	/* the header */
+	chunk->next = pcpu_chunks;
+	pcpu_chunks = chunk;
+	return chunk;
+}
+
+void *pcpu_slot_alloc(unsigned int nr_cpus)
+{
+	void *slot = NULL;
+	pthread_mutex_lock(&pcpu_lock);
+	struct pcpu_chunk *chunk = pcpu_chunks;
+	for (;; chunk = chunk->next) {
+		if (!chunk && !(chunk = pcpu_new_chunk(nr_cpus)))
+			break;
+		for (unsigned int w = 0; w < PCPU_SLOTS_PER_CHUNK / 64; w++) {
+			if (chunk->used[w] == ~0ULL)
+				continue;
+			unsigned int bit = (unsigned int)__builtin_ctzll(~chunk->used[w]);
+			chunk->used[w] |= 1ULL << bit;
+			slot = (char *)chunk + (size_t)(w * 64 + bit) * PCPU_SLOT_SIZE;
+			goto out;
+		}
+	}
+out:
+	pthread_mutex_unlock(&pcpu_lock);
+	if (!slot)
+		errno = ENOMEM;
+	return slot;
+}
+
+static bool slot_is_zero(const void *p)
+{
+	const uint64_t *w = p;
+	for (unsigned int i = 0; i < PCPU_SLOT_SIZE / 8; i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+void pcpu_slot_free(void *slot, unsigned int nr_cpus)
+{
+	/* Read before writing: an untouched unit stays unbacked. */
+	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
+		void *copy = pcpu_slot_of(slot, cpu);
+		if (!slot_is_zero(copy))
+			memset(copy, 0, PCPU_SLOT_SIZE);
+	}
+	uintptr_t chunk = (uintptr_t)slot & ~(PCPU_UNIT_SIZE - 1);
+	unsigned int idx = (unsigned int)(((uintptr_t)slot - chunk) / PCPU_SLOT_SIZE);
+	pthread_mutex_lock(&pcpu_lock);
+	((struct pcpu_chunk *)chunk)->used[idx / 64] &= ~(1ULL << (idx % 64));
+	pthread_mutex_unlock(&pcpu_lock);
+}
+
+void pcpu_fork_lock(bool lock)
+{
+	if (lock)
+		pthread_mutex_lock(&pcpu_lock);
+	else
+		pthread_mutex_unlock(&pcpu_lock);
+}
+
+void pcpu_fork_child(void)
+{
+	pthread_mutex_init(&pcpu_lock, NULL);
+}
