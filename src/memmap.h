@@ -100,6 +100,7 @@ struct page {
 			unsigned objects:16;	/* first and whole: one 16-bit load on every free */
 			unsigned inuse:15;
 			unsigned frozen:1;
+			unsigned built:16;	/* objects linked so far (slab.h) */
 		};
 	};
 	struct kmem_cache *slab_cache;	/* owning cache; NULL on every page that is no slab */

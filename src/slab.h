@@ -11,6 +11,13 @@
  *   partial     a slab with free objects that no CPU allocates from: on its
  *               node's partial list, or on a CPU's partial list.
  *   full        no free objects and not a cpu slab: on no list at all.
+ *   built       a new slab links only the objects that start in its first
+ *               page; the rest are free but unlinked until the freelist
+ *               runs dry, then linked a page at a time.  Pages nobody
+ *               allocated from are never written, so never resident: a
+ *               32 KiB slab with one object in use costs a page, not eight.
+ *               A slab has free objects iff freelist || built < objects,
+ *               and inuse = built - (objects on page->freelist).
  *
  * Lock order (numbered; a lock is only taken while holding lower numbers)
  *   0. kmalloc_dma_lock   making a dma-kmalloc cache on first use
@@ -101,8 +108,9 @@ union slab_counters {
 	unsigned long counters;
 	struct {
 		unsigned objects:16;	/* first and whole: one 16-bit load on every free */
-		unsigned inuse:15;
+		unsigned inuse:15;	/* objects out of the slab: allocated or on a CPU freelist */
 		unsigned frozen:1;
+		unsigned built:16;	/* objects [built, objects) were never linked: free */
 	};
 };
 static_assert(sizeof(union slab_counters) == sizeof(unsigned long), "counters");

@@ -75,6 +75,26 @@ static void *object_at(struct kmem_cache *s, void *start, unsigned int i)
 	return (char *)start + (size_t)i * s->size + s->red_left_pad;
 }
 
+/*
+ * Where the next lazy link-up of a slab ends: every object that starts in
+ * the page where object @start starts (at least that one).
+ */
+static unsigned int build_end(struct kmem_cache *s, unsigned int start, unsigned int objects)
+{
+	size_t off = (size_t)start * s->size + s->red_left_pad;
+	size_t page_end = (off | (PAGE_SIZE - 1)) + 1;
+	size_t end = (page_end - s->red_left_pad + s->size - 1) / s->size;
+	return end < objects ? (unsigned int)end : objects;
+}
+
+/* Link objects [start, end) of the slab at @base in order; returns the first. */
+static void *link_objects(struct kmem_cache *s, void *base, unsigned int start, unsigned int end)
+{
+	for (unsigned int i = start; i < end; i++)
+		set_freepointer(s, object_at(s, base, i), i + 1 < end ? object_at(s, base, i + 1) : NULL);
+	return object_at(s, base, start);
+}
+
 static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	struct kmem_cache_order_objects oo = s->oo;
@@ -92,18 +112,21 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 
 	unsigned int objects = oo_objects(oo);
 	void *start = memmap_page_address(slab);
-	/* Constructors run once per object, here, never on reuse. */
-	for (unsigned int i = 0; i < objects; i++) {
-		void *p = object_at(s, start, i);
-		if (s->ctor)
-			s->ctor(p);
-		set_freepointer(s, p, i + 1 < objects ? object_at(s, start, i + 1) : NULL);
-	}
+	/*
+	 * Constructors run once per object, here, never on reuse: here, since
+	 * a constructor may allocate and the lazy link-up runs under c->lock.
+	 * Without one only the first page is linked (slab.h, "built").
+	 */
+	unsigned int built = s->ctor ? objects : build_end(s, 0, objects);
+	if (s->ctor)
+		for (unsigned int i = 0; i < objects; i++)
+			s->ctor(object_at(s, start, i));
 	slab->next = NULL;
 	union slab_counters c = { .counters = 0 };
 	c.objects = objects;
+	c.built = built;
 	slab->counters = c.counters;
-	slab->freelist = object_at(s, start, 0);
+	slab->freelist = link_objects(s, start, 0, built);
 	/* A set slab_cache is what makes the page a slab to object_slab(). */
 	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELEASE);
 	__atomic_or_fetch(&slab->flags, PG_slab, __ATOMIC_RELEASE);
@@ -150,9 +173,12 @@ static void discard_slabs(struct kmem_cache *s, struct page *list)
 
 /*
  * Take the whole freelist of a slab and freeze it (it becomes a cpu slab),
- * or leave it unfrozen and full if it has no free object.
+ * or leave it unfrozen and full if it has no free object.  An empty
+ * freelist with unlinked objects left claims the next page of them, which
+ * only the caller can reach: it alone may take this slab's freelist (its
+ * CPU slot's lock, or the slab just came off a partial list).
  */
-static void *get_freelist(struct page *slab, bool freeze_if_empty)
+static void *get_freelist(struct kmem_cache *s, struct page *slab, bool freeze_if_empty)
 {
 	void *freelist;
 	union slab_counters old, new;
@@ -161,9 +187,13 @@ static void *get_freelist(struct page *slab, bool freeze_if_empty)
 		freelist = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
 		old = read_counters(slab);
 		new = old;
-		new.inuse = old.objects;
-		new.frozen = freelist != NULL || freeze_if_empty;
+		if (!freelist && old.built < old.objects)
+			new.built = build_end(s, old.built, old.objects);
+		new.inuse = new.built;
+		new.frozen = freelist || new.built != old.built || freeze_if_empty;
 	} while (!slab_update_freelist(slab, freelist, old.counters, NULL, new.counters));
+	if (new.built != old.built)
+		freelist = link_objects(s, slab_address(slab), old.built, new.built);
 	return freelist;
 }
 
@@ -196,7 +226,7 @@ static void deactivate_slab(struct kmem_cache *s, struct page *slab, void *freel
 	} while (!slab_update_freelist(slab, old_freelist, old.counters,
 				       tail ? freelist : old_freelist, new.counters));
 
-	bool has_free = tail || old_freelist;
+	bool has_free = tail || old_freelist || old.built < old.objects;
 	pthread_mutex_lock(&n->list_lock);
 	if (!new.inuse && n->nr_partial >= s->min_partial) {
 		pthread_mutex_unlock(&n->list_lock);
@@ -441,7 +471,7 @@ static struct page *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 		struct page *slab = list_first_entry(&n->partial, struct page, lru);
 		remove_partial(n, slab);
 		if (!got) {
-			void *f = get_freelist(slab, false);
+			void *f = get_freelist(s, slab, false);
 			if (!f) {
 				/* Emptied by allocations? Not possible: it was on no CPU. */
 				continue;
@@ -461,7 +491,8 @@ static struct page *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 }
 
 /* Freeze a slab from this CPU's partial list; NULL if the list is empty. */
-static struct page *get_cpu_partial(struct kmem_cache_cpu *c, void **freelist)
+static struct page *get_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				    void **freelist)
 {
 	while (c->partial) {
 		struct page *slab = c->partial;
@@ -469,7 +500,7 @@ static struct page *get_cpu_partial(struct kmem_cache_cpu *c, void **freelist)
 		c->nr_partial--;
 		slab->next = NULL;
 		/* It has free objects: only its CPU allocates from a slab. */
-		void *f = get_freelist(slab, false);
+		void *f = get_freelist(s, slab, false);
 		if (f) {
 			*freelist = f;
 			return slab;
@@ -492,12 +523,12 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	if (object)			/* frees landed on the CPU freelist */
 		goto load;
 	if (slab) {
-		object = get_freelist(slab, false);
+		object = get_freelist(s, slab, false);
 		if (object)
 			goto load;
 		slab = NULL;		/* full and unfrozen now: on no list */
 	}
-	slab = get_cpu_partial(c, &object);
+	slab = get_cpu_partial(s, c, &object);
 	if (!slab)
 		slab = get_partial(s, c, &object);
 	if (!slab) {
@@ -518,7 +549,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 		object = slab->freelist;
 		slab->freelist = NULL;
 		union slab_counters cnt = read_counters(slab);
-		cnt.inuse = cnt.objects;
+		cnt.inuse = cnt.built;
 		cnt.frozen = 1;
 		slab->counters = cnt.counters;
 
@@ -546,7 +577,7 @@ load:
 void __slab_free(struct kmem_cache *s, struct page *slab, void *object)
 {
 	struct kmem_cache_node *n = get_node(s);
-	bool locked = false, on_node_partial = false;
+	bool locked = false, on_node_partial = false, was_full;
 	bool cpu_partial = s->cpu_partial_slabs != 0;
 	void *prior;
 	union slab_counters old, new;
@@ -561,8 +592,9 @@ void __slab_free(struct kmem_cache *s, struct page *slab, void *object)
 		set_freepointer(s, object, prior);
 		new = old;
 		new.inuse--;
-		if ((!new.inuse || !prior) && !old.frozen &&
-		    (!cpu_partial || prior)) {
+		was_full = !prior && old.built == old.objects;
+		if ((!new.inuse || was_full) && !old.frozen &&
+		    (!cpu_partial || !was_full)) {
 			/* A list may change: decide under the list lock. */
 			pthread_mutex_lock(&n->list_lock);
 			locked = true;
@@ -574,23 +606,23 @@ void __slab_free(struct kmem_cache *s, struct page *slab, void *object)
 		on_node_partial = page_flags(slab) & PG_slab_partial;
 
 	if (!locked) {
-		if (!old.frozen && cpu_partial && !prior)
+		if (!old.frozen && cpu_partial && was_full)
 			put_cpu_partial(s, slab);
 		return;
 	}
 	/* Partially free, but on a CPU's partial list: not ours to move. */
-	if (prior && !on_node_partial) {
+	if (!was_full && !on_node_partial) {
 		pthread_mutex_unlock(&n->list_lock);
 		return;
 	}
 	if (!new.inuse && n->nr_partial >= s->min_partial) {
-		if (prior)
+		if (!was_full)
 			remove_partial(n, slab);
 		pthread_mutex_unlock(&n->list_lock);
 		discard_slab(s, slab);
 		return;
 	}
-	if (!cpu_partial && !prior)
+	if (!cpu_partial && was_full)
 		add_partial(n, slab, true);
 	pthread_mutex_unlock(&n->list_lock);
 }
@@ -650,9 +682,12 @@ unsigned long __kmem_cache_release(struct kmem_cache *s)
 /* Walk a freelist of @slab; returns its length, or -1 after a report. */
 static long walk_freelist(struct kmem_cache *s, struct page *slab, void *p, const char *what)
 {
-	long n = 0, max = read_counters(slab).objects;
+	union slab_counters c = read_counters(slab);
+	long n = 0, max = c.objects;
+	uintptr_t built_end = (uintptr_t)object_at(s, slab_address(slab), c.built);
 	for (; p; p = get_freepointer(s, p)) {
-		if (!virt_to_slab(p) || virt_to_slab(p) != slab || !slab_object_valid(s, slab, p)) {
+		if (!virt_to_slab(p) || virt_to_slab(p) != slab || !slab_object_valid(s, slab, p) ||
+		    (uintptr_t)p >= built_end) {
 			slub_report("validate %s: %s of slab %p holds %p, not a free object of it",
 				    s->name, what, slab_address(slab), p);
 			return -1;
@@ -676,9 +711,10 @@ static unsigned long validate_slab(struct kmem_cache *s, struct page *slab, void
 		return 1;
 	if (slab->slab_cache != s || !(page_flags(slab) & PG_slab) || c.frozen != frozen ||
 	    (c.objects != oo_objects(s->oo) && c.objects != oo_objects(s->min)) ||
-	    (long)c.objects - (long)c.inuse != own + (frozen ? 0 : cpu)) {
-		slub_report("validate %s: slab %p: objects %u inuse %u frozen %u, free %ld + %ld on the cpu",
-			    s->name, slab_address(slab), c.objects, c.inuse, c.frozen, own, cpu);
+	    c.built > c.objects || (s->ctor && c.built != c.objects) ||
+	    (long)c.built - (long)c.inuse != own + (frozen ? 0 : cpu)) {
+		slub_report("validate %s: slab %p: objects %u built %u inuse %u frozen %u, free %ld + %ld on the cpu",
+			    s->name, slab_address(slab), c.objects, c.built, c.inuse, c.frozen, own, cpu);
 		return 1;
 	}
 	return 0;

@@ -68,6 +68,87 @@ static void alloc_free_distinct(void)
 	CHECK_EQ(slub_errors(), 0);
 }
 
+/* Resident pages among the @n pages at @addr. */
+static unsigned int resident_pages(void *addr, unsigned int n)
+{
+	unsigned char vec[64];
+	unsigned int r = 0;
+	CHECK(n <= 64 && mincore(addr, (size_t)n * PAGE_SIZE, vec) == 0);
+	for (unsigned int i = 0; i < n; i++)
+		r += vec[i] & 1;
+	return r;
+}
+
+static union slab_counters counters_of(const void *object)
+{
+	return (union slab_counters){ .counters = virt_to_slab(object)->counters };
+}
+
+/*
+ * A new slab links one page of objects at a time: the pages nobody
+ * allocated from stay unwritten.  Unlinked objects are free objects, on a
+ * cpu slab, a partial slab, or a slab emptied and freed.
+ */
+static void lazy_link_up(void)
+{
+	enum { SIZE = 1000, N = 200 };
+	slub_reclaim();		/* the next slab comes from clean pages */
+	struct kmem_cache *s = kmem_cache_create("lazy", SIZE, 0, 0, NULL);
+	CHECK(s != NULL);
+	unsigned int pages = 1u << oo_order(s->oo), objects = oo_objects(s->oo);
+	CHECK(pages >= 4);
+	char *p[N];
+	p[0] = kmem_cache_alloc(s, GFP_KERNEL);
+	char *base = slab_address(virt_to_slab(p[0]));
+	/* The first page's objects, and the one crossing into the second. */
+	CHECK_EQ(counters_of(p[0]).built, 5);
+	CHECK(resident_pages(base, pages) <= 2);
+	CHECK_EQ(slab_validate_cache(s), 0);
+	for (int i = 1; i < N; i++) {
+		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		memset(p[i], i, SIZE);
+		if (i < (int)objects)
+			CHECK_EQ(slab_validate_cache(s), 0);
+	}
+	for (int i = 1; i < N; i++)
+		for (int j = 0; j < SIZE; j += 250)
+			CHECK_EQ((unsigned char)p[i][j], i & 0xff);
+	CHECK_EQ(slab_validate_cache(s), 0);
+	for (int i = 0; i < N; i++)
+		kmem_cache_free(s, p[i]);
+	CHECK_EQ(kmem_cache_shrink(s), 0);
+
+	/*
+	 * A slab whose linked objects are all in use, flushed: unfrozen with
+	 * an empty freelist yet free objects, so on the partial list.  A free
+	 * to it must not take it for a full slab (and list it twice).
+	 */
+	for (int i = 0; i < 5; i++)
+		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	CHECK_EQ(counters_of(p[0]).built, 5);
+	CHECK(virt_to_slab(p[4]) == virt_to_slab(p[0]));
+	kmem_cache_flush_all(s);
+	CHECK(virt_to_slab(p[0])->freelist == NULL);
+	CHECK_EQ(s->node[0].nr_partial, 1);
+	kmem_cache_free(s, p[2]);
+	CHECK_EQ(s->node[0].nr_partial, 1);
+	CHECK_EQ(slab_validate_cache(s), 0);
+	/* Allocation takes it back: the freed object, then the rest of it. */
+	for (int i = 5; i < (int)objects + 1; i++)
+		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	CHECK(p[5] == p[2]);
+	CHECK(virt_to_slab(p[objects]) == virt_to_slab(p[0]));
+	CHECK_EQ(counters_of(p[0]).built, objects);
+	CHECK_EQ(slab_validate_cache(s), 0);
+	for (int i = 0; i < (int)objects + 1; i++)
+		if (i != 2)
+			kmem_cache_free(s, p[i]);
+	CHECK_EQ(slab_validate_cache(s), 0);
+	CHECK_EQ(kmem_cache_shrink(s), 0);
+	kmem_cache_destroy(s);
+	CHECK_EQ(slub_errors(), 0);
+}
+
 static void constructor_runs_once_per_object(void)
 {
 	ctor_calls = 0;
@@ -344,6 +425,7 @@ int main(void)
 	pthread_atfork(prepare_that_allocates, NULL, NULL);
 	kfree(kmalloc(8, GFP_KERNEL));	/* start the slab layer */
 	RUN(percpu_mode);
+	RUN(lazy_link_up);
 	RUN(alloc_free_distinct);
 	RUN(constructor_runs_once_per_object);
 	RUN(alignment_and_zeroing);
