@@ -131,6 +131,7 @@ struct mem_region {
 	uint32_t nr_slots;
 	uint32_t first_page;	/* index of the first data page */
 	uint64_t nr_pages;	/* data pages */
+	uint64_t carved;	/* SECTION: pages below this index are the buddy lists' */
 	struct mem_region *next;	/* zone's list of sections */
 	uint64_t reserved_bytes;	/* size of the whole reservation */
 };

@@ -165,9 +165,37 @@ static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, 
 	return NULL;
 }
 
-/* Add one section to @z; its pages arrive clean.  Zone lock held. */
+/*
+ * Hand the next naturally aligned block of section @r to the buddy lists,
+ * clean.  A section is carved a block at a time, not whole, because each
+ * free block's head descriptor is written: carving 64 MiB at once wrote
+ * sixteen pages of mem_map (64 KiB resident) in every process.  Zone lock
+ * held.
+ */
+static bool section_carve(struct zone *z, struct mem_region *r)
+{
+	uintptr_t idx = r->carved, end = r->first_page + r->nr_pages;
+	if (idx >= end)
+		return false;
+	unsigned int order = (unsigned int)__builtin_ctzl(idx);
+	if (order > MAX_PAGE_ORDER)
+		order = MAX_PAGE_ORDER;
+	while (idx + (1UL << order) > end)
+		order--;
+	add_to_free_list(z, (struct page *)r + idx, order, true, 0);
+	r->carved = idx + (1UL << order);
+	z->managed_pages += 1UL << order;
+	return true;
+}
+
+/*
+ * Give @z one more block: carved from its newest section, or from a new
+ * section when that one is used up.  Zone lock held.
+ */
 static bool zone_grow(struct zone *z)
 {
+	if (z->sections && section_carve(z, z->sections))
+		return true;
 	if (z->full_until_ms && os_now_ms() < z->full_until_ms)
 		return false;
 	struct mem_region *r = memmap_add_region(0, REGION_SECTION, z->type,
@@ -183,28 +211,16 @@ static bool zone_grow(struct zone *z)
 	}
 	z->full_until_ms = 0;
 	r->node = (uint16_t)z->node;
+	r->carved = r->first_page;
 	r->next = z->sections;
 	z->sections = r;
-	z->managed_pages += r->nr_pages;
-
-	/* Carve the data pages into the largest naturally aligned blocks. */
-	uintptr_t idx = r->first_page, end = r->first_page + r->nr_pages;
-	while (idx < end) {
-		unsigned int order = (unsigned int)__builtin_ctzl(idx);
-		if (order > MAX_PAGE_ORDER)
-			order = MAX_PAGE_ORDER;
-		while (idx + (1UL << order) > end)
-			order--;
-		add_to_free_list(z, (struct page *)r + idx, order, true, 0);
-		idx += 1UL << order;
-	}
-	return true;
+	return section_carve(z, r);
 }
 
 struct page *zone_take_locked(struct zone *z, unsigned int order, bool want_zero, bool *zero)
 {
 	struct page *page = rmqueue(z, order, want_zero, zero);
-	if (unlikely(!page) && zone_grow(z))
+	while (unlikely(!page) && zone_grow(z))
 		page = rmqueue(z, order, want_zero, zero);
 	return page;
 }

@@ -39,7 +39,7 @@ struct free_area {
 struct zone {
 	pthread_mutex_t lock;
 	struct free_area free_area[MAX_PAGE_ORDER + 1];
-	unsigned long managed_pages;	/* data pages of all sections */
+	unsigned long managed_pages;	/* data pages carved into the lists so far */
 	unsigned long free_pages;	/* on the free lists */
 	unsigned long dirty_pages;	/* free but possibly resident */
 	unsigned long decayable_pages;	/* dirty, in blocks >= decommit order */

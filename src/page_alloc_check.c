@@ -67,8 +67,9 @@ static unsigned long check_section(struct zone *z, struct mem_region *r,
 				   unsigned long nr_blocks[])
 {
 	unsigned long errors = 0;
-	uintptr_t idx = r->first_page, end = r->first_page + r->nr_pages;
+	uintptr_t idx = r->first_page, end = r->carved;
 
+	/* Descriptors above the carved part are untouched: not read either. */
 	while (idx < end) {
 		struct page *page = (struct page *)r + idx;
 		void *addr = memmap_page_address(page);
@@ -141,7 +142,7 @@ static unsigned long validate_zone(struct zone *z, unsigned long pcp_listed)
 		listed_free += blocks << o;
 	}
 	for (struct mem_region *r = z->sections; r; r = r->next) {
-		managed += r->nr_pages;
+		managed += r->carved - r->first_page;
 		errors += check_section(z, r, &free_pages, &used_pages, &isolated_pages,
 					&pcp_pages, nr_blocks);
 	}

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <slub.h>
 #include "check.h"
@@ -359,8 +360,34 @@ static void get_order_matches_kernel(void)
 	CHECK_EQ(get_order(0), 52);
 }
 
+/*
+ * A section is carved a block at a time: one page taken from a new zone
+ * writes the head descriptors of a few blocks, not of the sixteen 4 MiB
+ * blocks of the whole section (a mem_map page each).
+ */
+static void sections_are_carved_lazily(void)
+{
+	struct page *page = alloc_pages(GFP_KERNEL, 0);
+	CHECK(page != NULL);
+	struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+	struct mem_region *r = z->sections;
+	CHECK(r != NULL && r->next == NULL);
+	CHECK(z->managed_pages < r->nr_pages);
+	unsigned char vec[MEMMAP_PAGES_PER_SLOT];
+	CHECK_EQ(mincore(r, sizeof(vec) * PAGE_SIZE, vec), 0);
+	unsigned int resident = 0;
+	for (size_t i = 0; i < sizeof(vec); i++)
+		resident += vec[i] & 1;
+	CHECK(resident <= 4);
+	if (resident > 4)
+		fprintf(stderr, "%u pages of the mem_map resident\n", resident);
+	__free_pages(page, 0);
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
 int main(void)
 {
+	RUN(sections_are_carved_lazily);	/* first: a new zone */
 	RUN(get_order_matches_kernel);
 	RUN(every_order_allocates_aligned_distinct);
 	RUN(coalescing_restores_max_order);

@@ -91,19 +91,31 @@ static void every_call_fails_cleanly(void)
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
+/* Data pages of the zone's sections, carved or not. */
+static unsigned long section_pages(struct zone *z)
+{
+	unsigned long pages = 0;
+	for (struct mem_region *r = z->sections; r; r = r->next)
+		pages += r->nr_pages;
+	return pages;
+}
+
 static void failure_when_a_zone_must_grow(void)
 {
 	struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
-	unsigned long managed = z->managed_pages;
+	struct mem_region *sections = z->sections;
+	unsigned long managed = section_pages(z);
 	unsigned long got[64];
 	int n = 0;
 
+	CHECK(z->managed_pages < managed);	/* sections are carved as needed */
 	slub_os.mmap = no_mmap;
 	while (n < 64 && (got[n] = __get_free_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER)))
 		n++;
 	slub_os = slub_os_default;
-	/* Everything the zone had was handed out, then NULL, no growth. */
+	/* Everything the sections had was carved and handed out, then NULL. */
 	CHECK(n > 0 && n < 64);
+	CHECK(z->sections == sections);
 	CHECK_EQ(z->managed_pages, managed);
 	CHECK_EQ(z->free_area[MAX_PAGE_ORDER].nr_free, 0);
 	CHECK_EQ(page_alloc_validate(), 0);
@@ -124,7 +136,8 @@ static void commit_failure_leaks_nothing(void)
 	unsigned long got[64];
 	int n = 0;
 	struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
-	while (z->free_area[MAX_PAGE_ORDER].nr_free && n < 64)
+	while ((z->free_area[MAX_PAGE_ORDER].nr_free || z->managed_pages < section_pages(z)) &&
+	       n < 64)
 		got[n++] = __get_free_pages(GFP_KERNEL, MAX_PAGE_ORDER);
 	net_mapped = 0;
 	slub_os.mmap = counting_mmap;
