@@ -138,18 +138,39 @@ static void free_one_page(struct zone *z, struct page *page, unsigned int order,
 	add_to_free_list(z, (struct page *)r + idx, order, zero, stamp);
 }
 
+/*
+ * The free list to take a block of @order from.  Without @want_zero a
+ * dirty block of any order comes before a clean one: a clean block of the
+ * right order would fault in fresh pages while resident ones sit idle (and
+ * raise the peak RSS by what the decay holds).  With @want_zero, the
+ * smallest block, clean first (it skips the memset).
+ */
+static struct list_head *rmqueue_list(struct zone *z, unsigned int order, bool want_zero,
+				      unsigned int *found)
+{
+	if (!want_zero && z->dirty_pages) {
+		for (unsigned int o = order; o <= MAX_PAGE_ORDER; o++)
+			if (!list_empty(&z->free_area[o].dirty)) {
+				*found = o;
+				return &z->free_area[o].dirty;
+			}
+	}
+	for (unsigned int o = order; o <= MAX_PAGE_ORDER; o++) {
+		struct free_area *area = &z->free_area[o];
+		if (!area->nr_free)
+			continue;
+		*found = o;
+		return list_empty(&area->clean) ? &area->dirty : &area->clean;
+	}
+	return NULL;
+}
+
 /* Take a block of @order, splitting a larger one; *zero: known zero. */
 static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, bool *zero)
 {
-	for (unsigned int o = order; o <= MAX_PAGE_ORDER; o++) {
-		struct free_area *area = &z->free_area[o];
-		struct list_head *l;
-		if (!area->nr_free)
-			continue;
-		if (want_zero)
-			l = list_empty(&area->clean) ? &area->dirty : &area->clean;
-		else
-			l = list_empty(&area->dirty) ? &area->clean : &area->dirty;
+	unsigned int o;
+	struct list_head *l = rmqueue_list(z, order, want_zero, &o);
+	if (l) {
 		struct page *page = list_first_entry(l, struct page, lru);
 		bool clean = page_flags(page) & PG_zero;
 		uint64_t stamp = page->free_stamp >> 1;
@@ -781,11 +802,104 @@ void free_pages_extent(struct page *page, unsigned long nr)
 		free_pages_checked(page + off, extent_next_order(rest), "free_pages_extent", false);
 }
 
+/* Cut the extent at @page anew for @nr pages (its blocks' head and tails). */
+static void extent_recut(struct zone *z, struct page *page, unsigned long nr)
+{
+	uint32_t keep = page_flags(page) & PG_extent;
+	for (unsigned long off = 0, rest = nr; rest; off += 1UL << extent_next_order(rest),
+	     rest -= 1UL << extent_next_order(rest))
+		prep_new_page(z, page + off, extent_next_order(rest));
+	__atomic_or_fetch(&page->flags, keep, __ATOMIC_RELAXED);
+}
+
+/*
+ * Give pages [from, to) of the region of @base back, in naturally aligned
+ * blocks, with the state (@zero, @stamp) they had.  Zone lock held.
+ */
+static void give_range_locked(struct zone *z, struct page *base, uintptr_t from, uintptr_t to,
+			      bool zero, uint64_t stamp)
+{
+	while (from < to) {
+		unsigned int k = (unsigned int)__builtin_ctzl(from);
+		while (from + (1UL << k) > to)
+			k--;
+		struct page *piece = base + from;
+		clear_tails(piece, k);
+		set_page_flags(piece, 0);
+		piece->compound_head = 0;
+		free_one_page(z, piece, k, zero, stamp);
+		from += 1UL << k;
+	}
+}
+
+/* The free block holding page @idx of region @r, or NULL.  Zone lock held. */
+static struct page *free_block_at(struct mem_region *r, uintptr_t idx)
+{
+	for (unsigned int o = 0; o <= MAX_PAGE_ORDER; o++) {
+		struct page *head = (struct page *)r + (idx & ~((1UL << o) - 1));
+		if ((page_flags(head) & PG_buddy) && head->order == o)
+			return head;
+	}
+	return NULL;
+}
+
+/*
+ * Grow a buddy extent into the free pages after it, or shrink it by giving
+ * its tail back.  Growing needs every page up to the new end free on the
+ * buddy lists (not on a per-CPU list, not being decommitted) and a start
+ * aligned for the new cut.  This is what glibc's realloc gets from growing
+ * a chunk into the free space after it: a buffer that doubles does not
+ * leave each old copy behind, dirty.
+ */
+static bool resize_buddy_extent(struct page *page, unsigned long nr, unsigned long new_nr)
+{
+	struct mem_region *r = page_region(page);
+	struct zone *z = page_zone(page);
+	uintptr_t start = page_index(page, r);
+	uintptr_t end = start + nr, new_end = start + new_nr;
+
+	if (new_nr > MAX_ORDER_NR_PAGES || (start & ((1UL << extent_next_order(new_nr)) - 1)) ||
+	    new_end > r->carved)
+		return false;
+	pthread_mutex_lock(&z->lock);
+	if (new_nr > nr) {
+		uintptr_t idx = end;
+		while (idx < new_end) {
+			struct page *block = free_block_at(r, idx);
+			if (!block || page_index(block, r) != idx) {
+				pthread_mutex_unlock(&z->lock);
+				return false;
+			}
+			idx += 1UL << block->order;
+		}
+		for (idx = end; idx < new_end;) {
+			struct page *block = (struct page *)r + idx;
+			unsigned int order = block->order;
+			bool zero = page_flags(block) & PG_zero;
+			uint64_t stamp = block->free_stamp >> 1;
+			del_from_free_list(z, block, order);
+			idx += 1UL << order;
+			if (idx > new_end)
+				give_range_locked(z, (struct page *)r, new_end, idx, zero, stamp);
+		}
+		extent_recut(z, page, new_nr);
+	} else {
+		extent_recut(z, page, new_nr);
+		give_range_locked(z, (struct page *)r, new_end, end, false, os_now_ms());
+	}
+	pthread_mutex_unlock(&z->lock);
+	extent_account(new_nr, 1);
+	extent_account(nr, -1);
+	return true;
+}
+
 bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_nr)
 {
 	bool ok = false;
-	if (!new_nr || !memmap_in_large_region(page))
+	if (!new_nr)
 		return false;
+	if (!memmap_in_large_region(page))
+		return new_nr == nr || resize_buddy_extent(page, nr, new_nr);
 	memmap_lock();
 	struct mem_region *r = page_region(page);
 	if (page == region_first_page(r) && page->order == EXTENT_ORDER && r->nr_pages == nr) {

@@ -103,8 +103,10 @@ __hidden void free_pages_extent(struct page *page, unsigned long nr);
 /*
  * Resize an extent from @nr to @new_nr pages where it lies, if it can be:
  * one with a mapping of its own grows into the address space its region
- * reserved (whole 64 MiB slots) and shrinks by giving its tail back.
- * Buddy extents do not move their ends: false, and the caller copies.
+ * reserved (whole 64 MiB slots) and shrinks by giving its tail back; a
+ * buddy extent grows into free blocks after it, up to MAX_ORDER_NR_PAGES,
+ * and shrinks by giving its tail to the buddy lists.  False: the caller
+ * copies.
  */
 __hidden bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_nr);
 

@@ -348,6 +348,84 @@ static void extents_are_exact(void)
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
+/*
+ * A buddy extent grows where it lies into the free pages after it, as a
+ * doubling buffer does, and shrinks by giving its tail back; a page in use
+ * in the way, or a start not aligned for the new cut, makes it refuse.
+ */
+static void extents_resize_in_place(void)
+{
+	unsigned long before[MAX_PAGE_ORDER + 1], after[MAX_PAGE_ORDER + 1];
+	struct page *probe = alloc_pages_extent(GFP_KERNEL, 1, 0);
+	free_pages_extent(probe, 1);
+	page_alloc_buddyinfo(0, ZONE_NORMAL, before, NULL);
+
+	/* 513 pages: a start aligned for any cut up to MAX_ORDER_NR_PAGES. */
+	struct page *e = alloc_pages_extent(GFP_KERNEL, 513, 0);
+	CHECK(resize_pages_extent(e, 513, 3));
+	CHECK_EQ(page_alloc_stats.extent_pages, 3);
+	char *data = page_address(e);
+	memset(data, 0x3c, 3 * PAGE_SIZE);
+	unsigned long nr = 3;
+	for (unsigned long next = 5; next <= MAX_ORDER_NR_PAGES; nr = next, next = next * 2 - 1) {
+		if (!resize_pages_extent(e, nr, next)) {
+			CHECK(!"grew in place");
+			break;
+		}
+		CHECK(page_address(e) == data);
+		memset(data + nr * PAGE_SIZE, 0x3c, (next - nr) * PAGE_SIZE);
+		CHECK_EQ(page_alloc_stats.extent_pages, next);
+		CHECK_EQ(page_alloc_validate(), 0);
+	}
+	CHECK(data[0] == 0x3c && data[nr * PAGE_SIZE - 1] == 0x3c);
+	/* Past MAX_ORDER_NR_PAGES: not a buddy extent any more. */
+	CHECK(resize_pages_extent(e, nr, MAX_ORDER_NR_PAGES));
+	nr = MAX_ORDER_NR_PAGES;
+	CHECK(!resize_pages_extent(e, nr, MAX_ORDER_NR_PAGES + 1));
+	/* 257 pages: the rest of its block of 512 was given back; it grows into it. */
+	struct page *f = alloc_pages_extent(GFP_KERNEL, 257, 0);
+	CHECK(resize_pages_extent(f, 257, 512));
+	free_pages_extent(f, 512);
+	/* Shrink, then grow back over what was given. */
+	CHECK(resize_pages_extent(e, nr, 7));
+	CHECK_EQ(page_alloc_stats.extent_pages, 7);
+	CHECK_EQ(page_alloc_validate(), 0);
+	CHECK(resize_pages_extent(e, 7, 8));
+	/* A page in use right after the extent: no growth. */
+	enum { TRIES = 4096 };
+	struct page **taken = calloc(TRIES, sizeof(*taken));
+	int n = 0;
+	while (n < TRIES && (taken[n] = alloc_pages(GFP_KERNEL, 0)) != e + 8)
+		n++;
+	CHECK(n < TRIES);
+	CHECK(!resize_pages_extent(e, 8, 12));
+	CHECK_EQ(page_alloc_stats.extent_pages, 8);
+	for (int i = 0; i <= n && i < TRIES; i++)
+		__free_pages(taken[i], 0);
+	free(taken);
+	page_alloc_drain_pcp();
+	CHECK(resize_pages_extent(e, 8, 12));
+	/* A one-page extent at an odd page cannot become a block of two. */
+	struct page *one[4];
+	int k;
+	for (k = 0; k < 4; k++) {
+		one[k] = alloc_pages_extent(GFP_KERNEL, 1, 0);
+		if (page_index(one[k], page_region(one[k])) & 1)
+			break;
+	}
+	CHECK(k < 4);
+	CHECK(!resize_pages_extent(one[k], 1, 2));
+	for (int i = 0; i <= k && i < 4; i++)
+		free_pages_extent(one[i], 1);
+	free_pages_extent(e, 12);
+	page_alloc_drain_pcp();
+	CHECK_EQ(page_alloc_stats.extent_pages, 0);
+	CHECK_EQ(page_alloc_validate(), 0);
+	page_alloc_buddyinfo(0, ZONE_NORMAL, after, NULL);
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
+		CHECK_EQ(after[o], before[o]);
+}
+
 static void get_order_matches_kernel(void)
 {
 	CHECK_EQ(get_order(1), 0);
@@ -400,6 +478,7 @@ int main(void)
 	RUN(foreign_pointers_are_not_ours);
 	RUN(unknown_node_is_any_node);
 	RUN(extents_are_exact);
+	RUN(extents_resize_in_place);
 	CHECK_EQ(page_alloc_validate(), 0);
 	return check_done();
 }
