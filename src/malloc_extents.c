@@ -40,6 +40,29 @@ static void extent_release(struct page *page)
 	free_pages_extent(page, page->nr_extent_pages);
 }
 
+/*
+ * Give a freed block back to the OS at once?  As glibc unmaps a chunk
+ * above its mmap threshold, and raises the threshold to that chunk's size:
+ * a buffer used once (git pack-objects' 4 MiB) does not stay resident for
+ * the decay, while blocks of a size freed before are kept, since a program
+ * that frees one such block will likely ask for another (no page faults).
+ */
+#define RELEASE_MIN_PAGES ((128UL << 10) >> PAGE_SHIFT)	/* glibc's first threshold */
+#define RELEASE_MAX_PAGES (32UL << (20 - PAGE_SHIFT))	/* and its highest */
+static unsigned long release_threshold = RELEASE_MIN_PAGES;
+
+static bool release_now(unsigned long nr)
+{
+	unsigned long t = __atomic_load_n(&release_threshold, __ATOMIC_RELAXED);
+	if (nr < t)
+		return false;
+	while (t <= nr && nr < RELEASE_MAX_PAGES &&
+	       !__atomic_compare_exchange_n(&release_threshold, &t, nr + 1, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return true;
+}
+
 /* Count @page in or out of the idle figures (the cache's own, and the stats'). */
 static void idle_account(struct page *page, long sign)
 {
@@ -176,7 +199,9 @@ bool extent_free(void *p)
 	if (!page)
 		return false;
 	uint64_t now = os_now_ms();
-	if (!extent_cache_put(page, now))
+	if (release_now(page->nr_extent_pages))
+		release_pages_extent(page, page->nr_extent_pages);
+	else if (!extent_cache_put(page, now))
 		extent_release(page);
 	extent_cache_expire(now);
 	return true;

@@ -623,9 +623,12 @@ static void clear_tails(struct page *page, unsigned int order)
 	}
 }
 
-/* Check the block and free it; the caller has a valid data-page descriptor. */
+/*
+ * Check the block and free it; the caller has a valid data-page descriptor.
+ * @zero: the caller decommitted the block (it goes back clean).
+ */
 static void free_pages_checked(struct page *page, unsigned int order, const char *caller,
-			       bool use_pcp)
+			       bool use_pcp, bool zero)
 {
 	void *addr = memmap_page_address(page);
 	/*
@@ -662,7 +665,7 @@ static void free_pages_checked(struct page *page, unsigned int order, const char
 	if (use_pcp && pcp_free(z, page, order))
 		return;
 	pthread_mutex_lock(&z->lock);
-	zone_give_locked(z, page, order, false, os_now_ms());
+	zone_give_locked(z, page, order, zero, os_now_ms());
 	pthread_mutex_unlock(&z->lock);
 }
 
@@ -688,7 +691,7 @@ static bool free_large_or_invalid(struct page *page, unsigned int order, const c
 void __free_pages(struct page *page, unsigned int order)
 {
 	if (!free_large_or_invalid(page, order, "__free_pages"))
-		free_pages_checked(page, order, "__free_pages", true);
+		free_pages_checked(page, order, "__free_pages", true, false);
 }
 
 void free_pages(unsigned long addr, unsigned int order)
@@ -710,7 +713,7 @@ void free_pages(unsigned long addr, unsigned int order)
 		slub_report("free_pages: invalid address %#lx (not page aligned); ignored", addr);
 		return;
 	}
-	free_pages_checked(page, order, "free_pages", true);
+	free_pages_checked(page, order, "free_pages", true, false);
 }
 
 /* ---- address translation ------------------------------------------------------ */
@@ -792,14 +795,34 @@ struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align
 	return block;
 }
 
-void free_pages_extent(struct page *page, unsigned long nr)
+static void free_extent_blocks(struct page *page, unsigned long nr, const char *caller, bool zero)
 {
-	if (free_large_or_invalid(page, EXTENT_ORDER, "free_pages_extent"))
-		return;
 	extent_account(nr, -1);
 	for (unsigned long off = 0, rest = nr; rest; off += 1UL << extent_next_order(rest),
 	     rest -= 1UL << extent_next_order(rest))
-		free_pages_checked(page + off, extent_next_order(rest), "free_pages_extent", false);
+		free_pages_checked(page + off, extent_next_order(rest), caller, false, zero);
+}
+
+void free_pages_extent(struct page *page, unsigned long nr)
+{
+	if (!free_large_or_invalid(page, EXTENT_ORDER, "free_pages_extent"))
+		free_extent_blocks(page, nr, "free_pages_extent", false);
+}
+
+void release_pages_extent(struct page *page, unsigned long nr)
+{
+	if (free_large_or_invalid(page, EXTENT_ORDER, "release_pages_extent"))
+		return;		/* a mapping of its own: unmapped */
+	/* Decommit only what is surely this extent: each block's head as cut. */
+	bool ok = true;
+	for (unsigned long off = 0, rest = nr; rest && ok; off += 1UL << extent_next_order(rest),
+	     rest -= 1UL << extent_next_order(rest))
+		ok = (page_flags(page + off) & (PG_head | PG_buddy | PG_pcp | PG_isolated)) == PG_head &&
+		     page[off].order == extent_next_order(rest);
+	bool zero = ok && !os_decommit(memmap_page_address(page), nr << PAGE_SHIFT);
+	if (zero)
+		__atomic_add_fetch(&page_alloc_stats.decommitted_pages, nr, __ATOMIC_RELAXED);
+	free_extent_blocks(page, nr, "release_pages_extent", zero);
 }
 
 /* Cut the extent at @page anew for @nr pages (its blocks' head and tails). */

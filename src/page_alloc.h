@@ -100,6 +100,8 @@ __hidden void zone_give_locked(struct zone *z, struct page *page, unsigned int o
  */
 __hidden struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align);
 __hidden void free_pages_extent(struct page *page, unsigned long nr);
+/* Free an extent and give its pages back to the OS now (they go back clean). */
+__hidden void release_pages_extent(struct page *page, unsigned long nr);
 /*
  * Resize an extent from @nr to @new_nr pages where it lies, if it can be:
  * one with a mapping of its own grows into the address space its region

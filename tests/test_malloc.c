@@ -161,6 +161,8 @@ static void realloc_grows_shrinks_moves(void)
 /* Big buffers freed and asked for again in a loop keep their mapping. */
 static void large_blocks_are_reused(void)
 {
+	/* The first free of a new biggest size gives it back (see below). */
+	free(OPAQUE(malloc(8 << 20)));
 	char *a = malloc(8 << 20);
 	memset(a, 1, 8 << 20);
 	uintptr_t where = (uintptr_t)a;
@@ -178,6 +180,44 @@ static void large_blocks_are_reused(void)
 	CHECK((uintptr_t)c == where && all_bytes(c, 0, 9 << 20));
 	free(c);
 	CHECK_EQ(malloc_trim(0), 1);	/* unmaps what the cache held */
+}
+
+static const char *self;
+
+static long resident_after(size_t size)
+{
+	char *p = malloc(size);
+	memset(p, 3, size);
+	free(p);
+	return rss_bytes();
+}
+
+/*
+ * In a fresh process (nothing big freed yet): a big block freed for the
+ * first time goes back to the OS at once, a buddy extent as well as a
+ * mapping; freed again, that size is kept for the next request.
+ */
+static int release_once(void)
+{
+	long base = rss_bytes();
+	for (size_t size = 2 << 20; size <= (12 << 20); size += 10 << 20) {
+		long once = resident_after(size) - base;
+		long twice = resident_after(size) - base;
+		CHECK(once < (long)size / 4);
+		CHECK(twice > (long)size / 2);
+		fprintf(stderr, "   %zu MiB freed: %ld KiB, then %ld KiB resident\n", size >> 20,
+			once >> 10, twice >> 10);
+		malloc_trim(0);
+		base = rss_bytes();
+	}
+	return check_done();
+}
+
+static void big_blocks_go_back_once(void)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "%s --release-once", self);
+	CHECK_EQ(system(cmd), 0);
 }
 
 static void calloc_zeroes_and_overflow(void)
@@ -353,13 +393,17 @@ static void threads_and_fork(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--release-once"))
+		return release_once();
+	self = argv[0];
 	RUN(we_are_the_allocator);
 	RUN(sizes_and_alignment);
 	RUN(zero_sizes);
 	RUN(realloc_grows_shrinks_moves);
 	RUN(large_blocks_are_reused);
+	RUN(big_blocks_go_back_once);
 	RUN(calloc_zeroes_and_overflow);
 	RUN(memalign_family);
 	RUN(bad_pointers_are_reported);
