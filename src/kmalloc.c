@@ -48,7 +48,7 @@ static struct kmem_cache *create_kmalloc_cache(enum kmalloc_type type, unsigned 
 	unsigned int flags = SLAB_KMALLOC | (type == KMALLOC_DMA ? SLAB_CACHE_DMA32 : 0);
 	kmalloc_name(name, sizeof(name), type, kmalloc_size(index));
 	struct kmem_cache *s = __kmem_cache_create(name, kmalloc_size(index), KMALLOC_MIN_SIZE,
-						   flags, NULL);
+						   flags, NULL, 0);
 	if (!s)
 		slub_report("cannot create %s: out of memory", name);
 	return s;

@@ -12,13 +12,30 @@ uint8_t malloc_class_index[MALLOC_MAX_CLASS_SIZE / 8];
 struct kmem_cache *malloc_class_cache[NR_MALLOC_CLASSES];
 
 /*
- * The size of class @i (1-based), or 0 past the last: 8, then steps of 16
- * to 128, four classes per doubling to 1024, eight per doubling to 8192.
- * Eight where requests are pages plus a header (4096 + 136 for sqlite's
- * page cache): 4608 wastes 8% of such an object where 5120 wastes 17%.
+ * Above 2 KiB a class is what a slab divides into: (slab / n) rounded down
+ * to 16 bytes, for n = 15 .. 8 objects of a 32 KiB slab (2176 .. 4096),
+ * then of a 64 KiB one (4368 .. 8192).  Such a class leaves at most 16
+ * bytes per object unused in its slab.  Even steps did not: 8 KiB / 8 steps
+ * put 6656-byte objects four to a 32 KiB slab (8 KiB each), and sqlite's
+ * page-cache entries (4104 and 4368 bytes) in 4608-byte objects seven to a
+ * slab (4681 bytes each; now 4369).
  */
-static unsigned int class_size(unsigned int i)
+static unsigned int slab_divided_class(unsigned int k, unsigned int *slab_order)
 {
+	unsigned int slab = k < 8 ? 32768u : 65536u;
+	*slab_order = k < 8 ? 3 : 4;
+	return (slab / (15 - k % 8)) & ~15u;
+}
+
+/*
+ * The size of class @i (1-based), or 0 past the last: 8, then steps of 16
+ * to 128, four classes per doubling to 1024, eight per doubling to 2048,
+ * then the slab-divided classes to 8192.  @slab_order: the slab order the
+ * class is made for (0: the cache's own choice).
+ */
+static unsigned int class_size(unsigned int i, unsigned int *slab_order)
+{
+	*slab_order = 0;
 	if (i == 1)
 		return 8;
 	if (i <= 9)
@@ -27,26 +44,28 @@ static unsigned int class_size(unsigned int i)
 		unsigned int k = i - 10, base = 128u << (k / 4);
 		return base + (k % 4 + 1) * (base / 4);	/* 160 .. 1024 */
 	}
-	unsigned int k = i - 22, base = 1024u << (k / 8);
-	unsigned int size = base + (k % 8 + 1) * (base / 8);	/* 1152 .. 8192 */
-	return size <= MALLOC_MAX_CLASS_SIZE ? size : 0;
+	if (i <= 29)
+		return 1024 + (i - 21) * 128;		/* 1152 .. 2048 */
+	if (i <= 45)
+		return slab_divided_class(i - 30, slab_order);	/* 2176 .. 8192 */
+	return 0;
 }
 
 static bool classes_ok;
 
 static void make_classes(void)
 {
-	unsigned int i;
+	unsigned int i, order, size;
 	if (!slab_ensure_init())
 		return;		/* every small malloc fails with ENOMEM */
-	for (i = 1; class_size(i); i++) {
-		unsigned int size = class_size(i);
+	for (i = 1; (size = class_size(i, &order)); i++) {
 		struct kmem_cache *s = kmalloc_cache_fast(size);
 		if (!s || s->object_size != size) {
 			char name[SLUB_NAME_MAX];
 			slab_cache_name(name, sizeof(name), "malloc", size);
 			/* 16-byte alignment stated, not implied: debug layouts move objects. */
-			s = __kmem_cache_create(name, size, size >= 16 ? 16 : 8, SLAB_KMALLOC, NULL);
+			s = __kmem_cache_create(name, size, size >= 16 ? 16 : 8, SLAB_KMALLOC, NULL,
+						order);
 			if (!s) {
 				slub_report("cannot create %s: out of memory", name);
 				return;
@@ -58,7 +77,7 @@ static void make_classes(void)
 	/* The index last: a lookup that sees a class finds its cache made. */
 	unsigned int c = 1;
 	for (size_t b = 0; b < MALLOC_MAX_CLASS_SIZE / 8; b++) {
-		while (class_size(c) < (b + 1) * 8)
+		while (class_size(c, &order) < (b + 1) * 8)
 			c++;
 		__atomic_store_n(&malloc_class_index[b], (uint8_t)c, __ATOMIC_RELEASE);
 	}

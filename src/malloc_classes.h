@@ -3,7 +3,8 @@
  *
  * Finer than the kernel's kmalloc classes: steps of 16 bytes up to 128,
  * four classes per doubling to 1024 (160, 192, 224, 256, 320, ...), eight
- * per doubling to 8192 (1152, 1280, ... 7680, 8192).
+ * per doubling to 2048 (1152, 1280, ...), then what a slab divides into,
+ * eight per doubling (2176, 2336, ... 4096, 4368, ... 7280, 8192).
  * Power-of-two kmalloc classes waste a quarter of the memory on evenly
  * spread sizes, and some programs ask for one size a lot (sqlite's page
  * cache entries are just over 4 KiB: kmalloc-8k would double them).

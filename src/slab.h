@@ -163,6 +163,7 @@ struct kmem_cache {
 	struct list_head list;			/* slab_caches */
 	struct kmem_cache_node node[1];		/* MAX_NUMNODES */
 	unsigned int nr_cpu_slots;
+	unsigned int max_order;			/* at least this high a limit (malloc classes) */
 	uint64_t reciprocal_size;		/* ceil(2^44 / size): index without a division */
 };
 
@@ -384,9 +385,10 @@ __hidden void slab_stats_init(void);
 __hidden void slab_for_each_cache(void (*fn)(struct kmem_cache *s, void *arg), void *arg);
 /* Start the slab layer once; false if it could not start. */
 __hidden bool slab_ensure_init(void);
+/* @max_order: slabs may be this big even above slub_max_order (0: the option only). */
 __hidden struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size,
 						unsigned int align, slab_flags_t flags,
-						void (*ctor)(void *));
+						void (*ctor)(void *), unsigned int max_order);
 
 __hidden void slab_zero_object(struct kmem_cache *s, void *object);
 /* Name a size-class cache: "kmalloc-96", "kmalloc-8k", "malloc-4608". */
@@ -402,7 +404,7 @@ __hidden void slab_double_free(struct kmem_cache *s, void *object);
 __hidden unsigned int calculate_alignment(unsigned int flags, unsigned int align,
 					  unsigned int size);
 __hidden bool calculate_sizes(struct kmem_cache *s);
-__hidden int calculate_order(unsigned int size);
+__hidden int calculate_order(unsigned int size, unsigned int max_order);
 __hidden void set_min_partial(struct kmem_cache *s);
 __hidden void set_cpu_partial(struct kmem_cache *s);
 

@@ -322,7 +322,7 @@ static const char *create_check(const char *name, unsigned int size, unsigned in
 }
 
 struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size, unsigned int align,
-				       slab_flags_t flags, void (*ctor)(void *))
+				       slab_flags_t flags, void (*ctor)(void *), unsigned int max_order)
 {
 	/* Called by start-up itself too: check the boot cache, not slab_ready. */
 	if (!__atomic_load_n(&boot_cache_open, __ATOMIC_ACQUIRE))
@@ -334,6 +334,7 @@ struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size, unsi
 	s->object_size = size;
 	s->flags = flags;
 	s->ctor = ctor;
+	s->max_order = max_order;
 	s->align = calculate_alignment(flags, align, size);
 	if (!kmem_cache_open(s)) {
 		kmem_cache_free(&boot_kmem_cache, s);
@@ -350,7 +351,7 @@ struct kmem_cache *kmem_cache_create(const char *name, unsigned int size, unsign
 {
 	slab_ensure_init();
 	const char *why = create_check(name, size, align, flags);
-	struct kmem_cache *s = why ? NULL : __kmem_cache_create(name, size, align, flags, ctor);
+	struct kmem_cache *s = why ? NULL : __kmem_cache_create(name, size, align, flags, ctor, 0);
 	if (!s) {
 		slub_report("kmem_cache_create(%s) failed: %s", name ? name : "(null)",
 			    why ? why : "out of memory");

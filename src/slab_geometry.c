@@ -68,10 +68,12 @@ static unsigned int default_min_objects(void)
 	return 4 * (fls_uint(nr_cpus) + 1);
 }
 
-int calculate_order(unsigned int size)
+int calculate_order(unsigned int size, unsigned int at_least_max_order)
 {
 	unsigned int min_order = (unsigned int)slub_opt(slub_min_order);
 	unsigned int max_order = (unsigned int)slub_opt(slub_max_order);
+	if (max_order < at_least_max_order)
+		max_order = at_least_max_order;
 	unsigned int min_objects = (unsigned int)slub_opt(slub_min_objects);
 	unsigned int max_objects, order;
 
@@ -148,7 +150,7 @@ bool calculate_sizes(struct kmem_cache *s)
 	s->size = size;
 	s->reciprocal_size = ((1ULL << 44) + size - 1) / size;
 
-	int order = calculate_order(size);
+	int order = calculate_order(size, s->max_order);
 	if (order < 0)
 		return false;
 	s->allocflags = 0;

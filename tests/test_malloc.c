@@ -18,6 +18,7 @@
 
 #include <slub.h>
 
+#include "memmap.h"	/* struct page, compound_head(): no hidden symbol */
 #include "check.h"	/* CHECK, RUN; its EXPECT_REPORT needs internals this library hides */
 
 /* One report, exactly, from @call (counted through the public slub_errors()). */
@@ -51,6 +52,12 @@ static bool all_bytes(const void *p, int c, size_t n)
 	return true;
 }
 
+/* The head descriptor of the slab holding @p (public virt_to_page). */
+static struct page *slab_of(void *p)
+{
+	return compound_head(virt_to_page(p));
+}
+
 static void we_are_the_allocator(void)
 {
 	/* malloc and kmalloc are one allocator: ksize() knows malloc's objects. */
@@ -58,9 +65,23 @@ static void we_are_the_allocator(void)
 	CHECK_EQ(ksize(p), 112);	/* malloc's classes: 16-byte steps up to 128 */
 	CHECK_EQ(malloc_usable_size(p), 112);
 	free(p);
-	/* Eight classes per doubling above 1 KiB: a 4.2 KiB request takes 4.5 KiB, not 8. */
+	/*
+	 * Above 2 KiB the classes are what a slab divides into: a 4.2 KiB
+	 * request takes 4368 bytes (64 KiB / 15), and its slab wastes nothing.
+	 */
 	p = malloc(4300);
-	CHECK_EQ(malloc_usable_size(p), 4608);
+	CHECK_EQ(malloc_usable_size(p), 4368);
+	struct page *slab = slab_of(p);
+	CHECK_EQ(slab->order, 4);
+	CHECK_EQ(slab->objects, 15);
+	free(p);
+	p = malloc(6600);	/* 7280: nine to a slab, not 7680 four to 32 KiB */
+	CHECK_EQ(malloc_usable_size(p), 7280);
+	CHECK_EQ(slab_of(p)->objects, 9);
+	free(p);
+	p = malloc(2100);	/* 2176: fifteen to 32 KiB */
+	CHECK_EQ(malloc_usable_size(p), 2176);
+	CHECK_EQ(slab_of(p)->objects, 15);
 	free(p);
 	/* kmalloc keeps the kernel's classes; either free takes either's object. */
 	p = malloc(100);
