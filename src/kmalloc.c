@@ -47,11 +47,7 @@ static struct kmem_cache *create_kmalloc_cache(enum kmalloc_type type, unsigned 
 	char name[SLUB_NAME_MAX];
 	unsigned int flags = SLAB_KMALLOC | (type == KMALLOC_DMA ? SLAB_CACHE_DMA32 : 0);
 	kmalloc_name(name, sizeof(name), type, kmalloc_size(index));
-	struct kmem_cache *s = __kmem_cache_create(name, kmalloc_size(index), KMALLOC_MIN_SIZE,
-						   flags, NULL, 0);
-	if (!s)
-		slub_report("cannot create %s: out of memory", name);
-	return s;
+	return __kmem_cache_create(name, kmalloc_size(index), KMALLOC_MIN_SIZE, flags, NULL, 0);
 }
 
 bool create_kmalloc_caches(void)
@@ -92,7 +88,11 @@ static struct kmem_cache *kmalloc_slab(size_t size, gfp_t gfp)
 	s = kmalloc_caches[type][index];
 	if (!s) {
 		s = create_kmalloc_cache(type, index);
-		__atomic_store_n(&kmalloc_caches[type][index], s, __ATOMIC_RELEASE);
+		if (s)
+			__atomic_store_n(&kmalloc_caches[type][index], s, __ATOMIC_RELEASE);
+		else
+			slub_report("cannot create the dma-kmalloc cache for %zu bytes: out of memory",
+				    size);
 	}
 	pthread_mutex_unlock(&kmalloc_dma_lock);
 	return s;

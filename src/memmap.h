@@ -97,7 +97,7 @@ struct page {
 	union {
 		unsigned long counters;	/* freelist+counters: one 16-byte CAS */
 		struct {
-			unsigned objects:16;	/* first and whole: one 16-bit load on every free */
+			unsigned objects:16;
 			unsigned inuse:15;
 			unsigned frozen:1;
 			unsigned built:16;	/* objects linked so far (slab.h) */

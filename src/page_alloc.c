@@ -881,10 +881,13 @@ static bool resize_buddy_extent(struct page *page, unsigned long nr, unsigned lo
 	uintptr_t start = page_index(page, r);
 	uintptr_t end = start + nr, new_end = start + new_nr;
 
-	if (new_nr > MAX_ORDER_NR_PAGES || (start & ((1UL << extent_next_order(new_nr)) - 1)) ||
-	    new_end > r->carved)
+	if (new_nr > MAX_ORDER_NR_PAGES || (start & ((1UL << extent_next_order(new_nr)) - 1)))
 		return false;
 	pthread_mutex_lock(&z->lock);
+	if (new_end > r->carved) {	/* carving moves it, under the lock */
+		pthread_mutex_unlock(&z->lock);
+		return false;
+	}
 	if (new_nr > nr) {
 		uintptr_t idx = end;
 		while (idx < new_end) {

@@ -6,9 +6,11 @@
  * side.  A slot is the same 128-byte offset in every unit, so the slot of
  * CPU n is the slot of CPU 0 plus n << PCPU_UNIT_SHIFT, a constant shift
  * the rseq sequences use.  All of one CPU's slots are thus packed into its
- * own pages: a CPU that never runs the program never backs its unit, and
- * no two CPUs' slots share a page.  A page per cache per CPU set (the
- * first design) cost some 80 KiB of resident memory in every process.
+ * own pages, and no two CPUs' slots share a page.  A CPU the program never
+ * runs on backs its unit only when something walks every slot: fork()
+ * (the handlers lock each slot), validation and statistics.  A page per
+ * cache per CPU set (the first design) cost some 80 KiB of resident memory
+ * in every process.
  */
 #ifndef SLUB_PERCPU_H
 #define SLUB_PERCPU_H

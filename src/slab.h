@@ -107,10 +107,11 @@ static inline unsigned int oo_objects(struct kmem_cache_order_objects x)
 union slab_counters {
 	unsigned long counters;
 	struct {
-		unsigned objects:16;	/* first and whole: one 16-bit load on every free */
+		unsigned objects:16;
 		unsigned inuse:15;	/* objects out of the slab: allocated or on a CPU freelist */
 		unsigned frozen:1;
-		unsigned built:16;	/* objects [built, objects) were never linked: free */
+		unsigned built:16;	/* objects [built, objects) were never linked: free; a free
+				   checks its index against it (one 16-bit load) */
 	};
 };
 static_assert(sizeof(union slab_counters) == sizeof(unsigned long), "counters");
@@ -219,12 +220,15 @@ static inline void *slab_address(const struct page *slab)
 }
 
 /*
- * Is @p the start of an object of @slab?  (off * ceil(2^44 / size)) >> 44
- * is the exact quotient for offsets and sizes below 2^22 (4 MiB slabs):
- * one multiply instead of a division on every free.  An offset at or above
- * 2^22 (or below the slab: it wraps) needs no test of its own: its idx
- * would have to satisfy idx * size == off and idx < objects, but
- * objects * size <= 2^22.
+ * Is @p the start of an object of @slab that was ever linked (so could
+ * have been handed out)?  (off * ceil(2^44 / size)) >> 44 is the exact
+ * quotient for offsets and sizes below 2^22 (4 MiB slabs): one multiply
+ * instead of a division on every free.  An offset at or above 2^22 (or
+ * below the slab: it wraps) needs no test of its own: its idx would have
+ * to satisfy idx * size == off and idx < built, but built * size <= 2^22.
+ * Bounding by built, not objects, costs nothing (one 16-bit load either
+ * way) and turns away a free of an object never linked, which the lazy
+ * link-up would otherwise link a second time and hand out twice.
  */
 static inline bool slab_object_valid_at(const struct kmem_cache *s, struct page *slab,
 					uintptr_t slab_start, const void *p)
@@ -232,7 +236,7 @@ static inline bool slab_object_valid_at(const struct kmem_cache *s, struct page 
 	uintptr_t off = (uintptr_t)p - (slab_start + s->red_left_pad);
 	uint64_t idx = ((uint64_t)off * s->reciprocal_size) >> 44;
 	union slab_counters c = { .counters = __atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
-	return idx * s->size == off && idx < c.objects;
+	return idx * s->size == off && idx < c.built;
 }
 
 static inline bool slab_object_valid(const struct kmem_cache *s, struct page *slab, const void *p)

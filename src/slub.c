@@ -178,7 +178,8 @@ static void discard_slabs(struct kmem_cache *s, struct page *list)
  * only the caller can reach: it alone may take this slab's freelist (its
  * CPU slot's lock, or the slab just came off a partial list).
  */
-static void *get_freelist(struct kmem_cache *s, struct page *slab, bool freeze_if_empty)
+static void *take_freelist(struct kmem_cache *s, struct page *slab, bool freeze_if_empty,
+			   unsigned int *link_from, unsigned int *link_to)
 {
 	void *freelist;
 	union slab_counters old, new;
@@ -192,9 +193,23 @@ static void *get_freelist(struct kmem_cache *s, struct page *slab, bool freeze_i
 		new.inuse = new.built;
 		new.frozen = freelist || new.built != old.built || freeze_if_empty;
 	} while (!slab_update_freelist(slab, freelist, old.counters, NULL, new.counters));
-	if (new.built != old.built)
-		freelist = link_objects(s, slab_address(slab), old.built, new.built);
+	*link_from = old.built;
+	*link_to = new.built;
 	return freelist;
+}
+
+/* The freelist take_freelist() claimed: [from, to) linked now, if any. */
+static void *claimed_freelist(struct kmem_cache *s, struct page *slab, void *freelist,
+			      unsigned int from, unsigned int to)
+{
+	return from < to ? link_objects(s, slab_address(slab), from, to) : freelist;
+}
+
+static void *get_freelist(struct kmem_cache *s, struct page *slab, bool freeze_if_empty)
+{
+	unsigned int from, to;
+	void *freelist = take_freelist(s, slab, freeze_if_empty, &from, &to);
+	return claimed_freelist(s, slab, freelist, from, to);
 }
 
 /*
@@ -463,6 +478,7 @@ static struct page *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 {
 	struct kmem_cache_node *n = get_node(s);
 	struct page *got = NULL;
+	unsigned int from = 0, to = 0;
 
 	if (!READ_ONCE(n->nr_partial))
 		return NULL;
@@ -471,8 +487,9 @@ static struct page *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 		struct page *slab = list_first_entry(&n->partial, struct page, lru);
 		remove_partial(n, slab);
 		if (!got) {
-			void *f = get_freelist(s, slab, false);
-			if (!f) {
+			/* A claimed page is linked after the unlock: its faults hold no list. */
+			void *f = take_freelist(s, slab, false, &from, &to);
+			if (!f && from == to) {
 				/* Emptied by allocations? Not possible: it was on no CPU. */
 				continue;
 			}
@@ -487,6 +504,8 @@ static struct page *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			break;
 	}
 	pthread_mutex_unlock(&n->list_lock);
+	if (got)
+		*freelist = claimed_freelist(s, got, *freelist, from, to);
 	return got;
 }
 
