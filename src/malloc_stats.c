@@ -3,6 +3,9 @@
  * knob: malloc_trim, malloc_stats, mallinfo2/mallinfo, malloc_info,
  * mallopt.  Figures come from the slab layer (slab_get_info) and the page
  * allocator's counters; "mmap" in glibc's vocabulary is our large regions.
+ * glibc's arena is memory taken from the OS and not given back; ours
+ * counts, besides slabs and extents, the free pages still possibly
+ * resident, which are also keepcost: what malloc_trim() can give back.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,13 +50,15 @@ static struct mallinfo2 collect(void)
 	extent_bytes -= idle_bytes;
 	/* Extents above 4 MiB are large regions: count them once, as "mmap". */
 	unsigned long buddy_extents = extent_bytes > large_bytes ? extent_bytes - large_bytes : 0;
+	unsigned long held = page_alloc_resident_free_pages() << PAGE_SHIFT;
 	struct mallinfo2 mi = {
-		.arena = t.slab_bytes + buddy_extents,
+		.arena = t.slab_bytes + buddy_extents + held,
 		.fsmblks = idle_bytes,	/* glibc: fastbin bytes; here: cached mappings */
 		.ordblks = t.partial_slabs,
 		.hblks = large,
 		.hblkhd = large_bytes,
 		.uordblks = t.used_bytes + buddy_extents,
+		.keepcost = held,
 	};
 	mi.fordblks = mi.arena - mi.uordblks;
 	return mi;
@@ -75,7 +80,7 @@ MALLOC_API struct mallinfo mallinfo(void)
 	return (struct mallinfo){
 		.arena = clamp(m.arena), .ordblks = clamp(m.ordblks), .hblks = clamp(m.hblks),
 		.hblkhd = clamp(m.hblkhd), .uordblks = clamp(m.uordblks),
-		.fordblks = clamp(m.fordblks),
+		.fordblks = clamp(m.fordblks), .keepcost = clamp(m.keepcost),
 	};
 }
 MALLOC_API struct mallinfo __libc_mallinfo(void) __attribute__((alias("mallinfo")));
@@ -120,8 +125,9 @@ MALLOC_API int malloc_info(int options, FILE *fp)
 	struct mallinfo2 m = collect();
 	fprintf(fp, "<malloc version=\"libslub-1\">\n"
 		    "<total type=\"slabs\" size=\"%zu\"/>\n<total type=\"in-use\" size=\"%zu\"/>\n"
+		    "<total type=\"free-resident\" size=\"%zu\"/>\n"
 		    "<total type=\"mmap\" count=\"%zu\" size=\"%zu\"/>\n</malloc>\n",
-		m.arena, m.uordblks, m.hblks, m.hblkhd);
+		m.arena - m.keepcost, m.uordblks, m.keepcost, m.hblks, m.hblkhd);
 	return 0;
 }
 

@@ -505,6 +505,20 @@ unsigned long page_alloc_decay(uint64_t now_ms)
 	return pages;
 }
 
+unsigned long page_alloc_resident_free_pages(void)
+{
+	unsigned long pages = 0;
+	slub_ensure_init();
+	for_each_zone(z) {
+		pages += pcp_lock_all(z);	/* lock order: pcp lists, then the zone */
+		pthread_mutex_lock(&z->lock);
+		pages += z->dirty_pages;
+		pthread_mutex_unlock(&z->lock);
+		pcp_unlock_all(z);
+	}
+	return pages;
+}
+
 unsigned long slub_reclaim(void)
 {
 	unsigned long pages = 0;

@@ -135,6 +135,12 @@ __hidden void page_alloc_init(void);
 __hidden unsigned long page_alloc_validate(void);
 
 /* Snapshot of free block counts per order, for buddyinfo and tests. */
+/*
+ * Free pages the allocator may still have resident: dirty blocks on the
+ * buddy lists and pages on the per-CPU lists (what the decay or
+ * slub_reclaim() would give back).
+ */
+__hidden unsigned long page_alloc_resident_free_pages(void);
 __hidden void page_alloc_buddyinfo(int nid, enum zone_type zt,
 				   unsigned long nr_free[MAX_PAGE_ORDER + 1],
 				   unsigned long *managed);

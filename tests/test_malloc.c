@@ -378,9 +378,14 @@ static void trim_and_info(void)
 	CHECK(during.uordblks >= before.uordblks + N / 2 * (10000 + 200));
 	for (int i = 0; i < N; i++)
 		free(blocks[i]);
+	/* The freed extents' pages are still resident: keepcost says so. */
+	struct mallinfo2 freed = mallinfo2();
+	CHECK(freed.keepcost >= N / 4 * 8192);
+	CHECK(freed.fordblks >= freed.keepcost);
 	CHECK_EQ(malloc_trim(0), 1);	/* something was given back */
 	struct mallinfo2 after = mallinfo2();
 	CHECK(after.uordblks < during.uordblks);
+	CHECK(after.keepcost < freed.keepcost / 4);
 	CHECK_EQ(mallopt(M_ARENA_MAX, 1), 0);	/* glibc's knobs: refused */
 }
 
