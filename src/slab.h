@@ -127,10 +127,8 @@ struct kmem_cache_cpu {
 } __attribute__((aligned(64)));
 /* The rseq sequences find slots at cpu << PCPU_UNIT_SHIFT and read tid at 8, slab at 16. */
 static_assert(sizeof(struct kmem_cache_cpu) == PCPU_SLOT_SIZE, "one percpu slot");
-static_assert(offsetof(struct kmem_cache_cpu, tid) == 8 && offsetof(struct kmem_cache_cpu, slab) == 16,
-	      "offsets baked into the rseq code");
 static_assert(offsetof(struct kmem_cache_cpu, tid) == 8 &&
-	      offsetof(struct kmem_cache_cpu, slab) == 16, "slot layout");
+	      offsetof(struct kmem_cache_cpu, slab) == 16, "offsets baked into the rseq code");
 
 struct kmem_cache_node {
 	pthread_mutex_t list_lock;
