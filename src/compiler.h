@@ -23,6 +23,15 @@
 #define smp_load_acquire(p)  __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define smp_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
+/* Raise *@p to @v if it is lower (relaxed: a statistic or a threshold). */
+static inline void atomic_max_ulong(unsigned long *p, unsigned long v)
+{
+	unsigned long cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+	while (cur < v && !__atomic_compare_exchange_n(p, &cur, v, true, __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define ALIGN_UP(x, a)   (((x) + ((a) - 1)) & ~((uintptr_t)(a) - 1))
 #define ALIGN_DOWN(x, a) ((x) & ~((uintptr_t)(a) - 1))

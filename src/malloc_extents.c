@@ -53,13 +53,10 @@ static unsigned long release_threshold = RELEASE_MIN_PAGES;
 
 static bool release_now(unsigned long nr)
 {
-	unsigned long t = __atomic_load_n(&release_threshold, __ATOMIC_RELAXED);
-	if (nr < t)
+	if (nr < __atomic_load_n(&release_threshold, __ATOMIC_RELAXED))
 		return false;
-	while (t <= nr && nr < RELEASE_MAX_PAGES &&
-	       !__atomic_compare_exchange_n(&release_threshold, &t, nr + 1, true,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+	if (nr < RELEASE_MAX_PAGES)
+		atomic_max_ulong(&release_threshold, nr + 1);
 	return true;
 }
 

@@ -134,12 +134,8 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	struct kmem_cache_node *n = get_node(s);
 	__atomic_add_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
-	unsigned long pages = __atomic_add_fetch(&n->total_pages, 1UL << oo_order(oo),
-						 __ATOMIC_RELAXED);
-	unsigned long peak = READ_ONCE(n->peak_pages);
-	while (pages > peak && !__atomic_compare_exchange_n(&n->peak_pages, &peak, pages, true,
-							     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+	atomic_max_ulong(&n->peak_pages, __atomic_add_fetch(&n->total_pages, 1UL << oo_order(oo),
+							    __ATOMIC_RELAXED));
 	return slab;
 }
 
