@@ -750,6 +750,41 @@ static inline unsigned int extent_next_order(unsigned long rest)
 	return 63 - (unsigned int)__builtin_clzl(rest);
 }
 
+/* Each block of an extent of @nr pages: its page offset @off and @order. */
+#define for_each_extent_block(off, order, nr)                                    \
+	for (unsigned long off = 0, rest_ = (nr), order;                         \
+	     rest_ && (order = extent_next_order(rest_), true);                  \
+	     off += 1UL << order, rest_ -= 1UL << order)
+
+/* Cut the extent at @page anew for @nr pages (its blocks' head and tails). */
+static void extent_recut(struct zone *z, struct page *page, unsigned long nr)
+{
+	uint32_t keep = page_flags(page) & PG_extent;
+	for_each_extent_block(off, order, nr)
+		prep_new_page(z, page + off, (unsigned int)order);
+	__atomic_or_fetch(&page->flags, keep, __ATOMIC_RELAXED);
+}
+
+/*
+ * Give pages [from, to) of the region of @base back, in naturally aligned
+ * blocks, with the state (@zero, @stamp) they had.  Zone lock held.
+ */
+static void give_range_locked(struct zone *z, struct page *base, uintptr_t from, uintptr_t to,
+			      bool zero, uint64_t stamp)
+{
+	while (from < to) {
+		unsigned int k = (unsigned int)__builtin_ctzl(from);
+		while (from + (1UL << k) > to)
+			k--;
+		struct page *piece = base + from;
+		clear_tails(piece, k);
+		set_page_flags(piece, 0);
+		piece->compound_head = 0;
+		free_one_page(z, piece, k, zero, stamp);
+		from += 1UL << k;
+	}
+}
+
 struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align)
 {
 	unsigned int order = 0, align_order = 0;
@@ -788,20 +823,13 @@ struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align
 	if (!block)
 		return NULL;
 	/* Re-cut the block: the extent's blocks first, then what goes back. */
-	for (unsigned long off = 0, rest = nr; rest; off += 1UL << extent_next_order(rest),
-	     rest -= 1UL << extent_next_order(rest))
-		prep_new_page(z, block + off, extent_next_order(rest));
+	extent_recut(z, block, nr);
+	struct mem_region *r = page_region(block);
+	uintptr_t start = page_index(block, r);
 	uint64_t now = os_now_ms();
 	pthread_mutex_lock(&z->lock);
-	for (unsigned long off = nr; off < (1UL << order);) {
-		unsigned int k = (unsigned int)__builtin_ctzl(off);
-		struct page *piece = block + off;
-		off += 1UL << k;
-		clear_tails(piece, k);
-		set_page_flags(piece, 0);
-		piece->compound_head = 0;
-		zone_give_locked(z, piece, k, zero, now);
-	}
+	give_range_locked(z, (struct page *)r, start + nr, start + (1UL << order), zero, now);
+	zone_give_locked(z, NULL, 0, zero, now);	/* the decay check a free runs */
 	pthread_mutex_unlock(&z->lock);
 	if ((gfp & __GFP_ZERO) && !zero)
 		memset(memmap_page_address(block), 0, nr << PAGE_SHIFT);
@@ -812,9 +840,8 @@ struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align
 static void free_extent_blocks(struct page *page, unsigned long nr, const char *caller, bool zero)
 {
 	extent_account(nr, -1);
-	for (unsigned long off = 0, rest = nr; rest; off += 1UL << extent_next_order(rest),
-	     rest -= 1UL << extent_next_order(rest))
-		free_pages_checked(page + off, extent_next_order(rest), caller, false, zero);
+	for_each_extent_block(off, order, nr)
+		free_pages_checked(page + off, (unsigned int)order, caller, false, zero);
 }
 
 void free_pages_extent(struct page *page, unsigned long nr)
@@ -829,56 +856,15 @@ void release_pages_extent(struct page *page, unsigned long nr)
 		return;		/* a mapping of its own: unmapped */
 	/* Decommit only what is surely this extent: each block's head as cut. */
 	bool ok = true;
-	for (unsigned long off = 0, rest = nr; rest && ok; off += 1UL << extent_next_order(rest),
-	     rest -= 1UL << extent_next_order(rest))
-		ok = (page_flags(page + off) & (PG_head | PG_buddy | PG_pcp | PG_isolated)) == PG_head &&
-		     page[off].order == extent_next_order(rest);
+	for_each_extent_block(off, order, nr)
+		ok = ok && (page_flags(page + off) & (PG_head | PG_buddy | PG_pcp | PG_isolated)) == PG_head &&
+		     page[off].order == order;
 	bool zero = ok && !os_decommit(memmap_page_address(page), nr << PAGE_SHIFT);
 	if (zero)
 		__atomic_add_fetch(&page_alloc_stats.decommitted_pages, nr, __ATOMIC_RELAXED);
 	free_extent_blocks(page, nr, "release_pages_extent", zero);
 }
 
-/* Cut the extent at @page anew for @nr pages (its blocks' head and tails). */
-static void extent_recut(struct zone *z, struct page *page, unsigned long nr)
-{
-	uint32_t keep = page_flags(page) & PG_extent;
-	for (unsigned long off = 0, rest = nr; rest; off += 1UL << extent_next_order(rest),
-	     rest -= 1UL << extent_next_order(rest))
-		prep_new_page(z, page + off, extent_next_order(rest));
-	__atomic_or_fetch(&page->flags, keep, __ATOMIC_RELAXED);
-}
-
-/*
- * Give pages [from, to) of the region of @base back, in naturally aligned
- * blocks, with the state (@zero, @stamp) they had.  Zone lock held.
- */
-static void give_range_locked(struct zone *z, struct page *base, uintptr_t from, uintptr_t to,
-			      bool zero, uint64_t stamp)
-{
-	while (from < to) {
-		unsigned int k = (unsigned int)__builtin_ctzl(from);
-		while (from + (1UL << k) > to)
-			k--;
-		struct page *piece = base + from;
-		clear_tails(piece, k);
-		set_page_flags(piece, 0);
-		piece->compound_head = 0;
-		free_one_page(z, piece, k, zero, stamp);
-		from += 1UL << k;
-	}
-}
-
-/* The free block holding page @idx of region @r, or NULL.  Zone lock held. */
-static struct page *free_block_at(struct mem_region *r, uintptr_t idx)
-{
-	for (unsigned int o = 0; o <= MAX_PAGE_ORDER; o++) {
-		struct page *head = (struct page *)r + (idx & ~((1UL << o) - 1));
-		if ((page_flags(head) & PG_buddy) && head->order == o)
-			return head;
-	}
-	return NULL;
-}
 
 /*
  * Grow a buddy extent into the free pages after it, or shrink it by giving
@@ -903,10 +889,14 @@ static bool resize_buddy_extent(struct page *page, unsigned long nr, unsigned lo
 		return false;
 	}
 	if (new_nr > nr) {
+		/*
+		 * Page end - 1 is ours, so a free block holding page end starts
+		 * there, and so does each next one: only block heads to check.
+		 */
 		uintptr_t idx = end;
 		while (idx < new_end) {
-			struct page *block = free_block_at(r, idx);
-			if (!block || page_index(block, r) != idx) {
+			struct page *block = (struct page *)r + idx;
+			if (!(page_flags(block) & PG_buddy)) {
 				pthread_mutex_unlock(&z->lock);
 				return false;
 			}
