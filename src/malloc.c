@@ -210,7 +210,7 @@ MALLOC_API void *realloc(void *p, size_t size)
 	/* In place while it fits and does not waste more than half. */
 	if (size <= old && (size > old / 2 || old <= MALLOC_MIN_ALIGN))
 		return p;
-	/* A mapping of its own grows or shrinks where it is (glibc: mremap). */
+	/* An extent grows or shrinks where it lies if it can (glibc: mremap, or the next chunk). */
 	if (old > MALLOC_MAX_CLASS_SIZE && size > MALLOC_MAX_CLASS_SIZE && extent_resize(p, size))
 		return p;
 	void *q = malloc(size);
