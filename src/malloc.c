@@ -32,7 +32,7 @@
 
 /* ---- allocation ------------------------------------------------------------------ */
 
-/* Zero, large sizes, and the very first call (the caches do not exist yet). */
+/* Zero, large sizes, and the first allocation of each class (no cache yet). */
 static __noinline void *malloc_slow(size_t size, gfp_t gfp)
 {
 	if (!size)
@@ -41,11 +41,11 @@ static __noinline void *malloc_slow(size_t size, gfp_t gfp)
 		return extent_alloc(size, 0, gfp);
 	struct kmem_cache *s = malloc_cache_fast(size);
 	if (unlikely(!s)) {
-		if (!malloc_classes_init()) {
+		s = malloc_class_make(size);
+		if (!s) {
 			errno = ENOMEM;
 			return NULL;
 		}
-		s = malloc_cache_fast(size);
 	}
 	return slab_alloc(s, gfp, NUMA_NO_NODE);
 }

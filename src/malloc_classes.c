@@ -53,40 +53,61 @@ static unsigned int class_size(unsigned int i, unsigned int *slab_order)
 
 static bool classes_ok;
 
-static void make_classes(void)
+/*
+ * The index only: each class's cache is made at its first allocation
+ * (malloc_class_make), so a process that never asks for 3264 bytes keeps
+ * no cache, CPU slot or slab for it.  Making all of them at start-up cost
+ * every short-lived process (git runs hundreds) some 40 caches.
+ */
+static void make_index(void)
 {
 	unsigned int i, order, size;
 	if (!slab_ensure_init())
 		return;		/* every small malloc fails with ENOMEM */
-	for (i = 1; (size = class_size(i, &order)); i++) {
-		struct kmem_cache *s = kmalloc_cache_fast(size);
-		if (!s || s->object_size != size) {
-			char name[SLUB_NAME_MAX];
-			slab_cache_name(name, sizeof(name), "malloc", size);
-			/* 16-byte alignment stated, not implied: debug layouts move objects. */
-			s = __kmem_cache_create(name, size, size >= 16 ? 16 : 8, SLAB_KMALLOC, NULL,
-						order);
-			if (!s) {
-				slub_report("cannot create %s: out of memory", name);
-				return;
-			}
-		}
-		__atomic_store_n(&malloc_class_cache[i], s, __ATOMIC_RELEASE);
-	}
 	static_assert(NR_MALLOC_CLASSES > 45, "class table too small");
-	/* The index last: a lookup that sees a class finds its cache made. */
-	unsigned int c = 1;
-	for (size_t b = 0; b < MALLOC_MAX_CLASS_SIZE / 8; b++) {
-		while (class_size(c, &order) < (b + 1) * 8)
-			c++;
-		__atomic_store_n(&malloc_class_index[b], (uint8_t)c, __ATOMIC_RELEASE);
-	}
+	size_t b = 0;
+	for (i = 1; (size = class_size(i, &order)); i++)
+		for (; b < size / 8; b++)	/* sizes b*8+1 .. b*8+8 */
+			__atomic_store_n(&malloc_class_index[b], (uint8_t)i, __ATOMIC_RELEASE);
 	classes_ok = true;
 }
 
-bool malloc_classes_init(void)
+static struct kmem_cache *create_class(unsigned int i)
+{
+	unsigned int order, size = class_size(i, &order);
+	struct kmem_cache *s = kmalloc_cache_fast(size);
+	if (s && s->object_size == size)
+		return s;	/* kmalloc's own cache of this size, shared */
+	char name[SLUB_NAME_MAX];
+	slab_cache_name(name, sizeof(name), "malloc", size);
+	/* 16-byte alignment stated, not implied: debug layouts move objects. */
+	s = __kmem_cache_create(name, size, size >= 16 ? 16 : 8, SLAB_KMALLOC, NULL, order);
+	if (!s)
+		slub_report("cannot create %s: out of memory", name);
+	return s;
+}
+
+struct kmem_cache *malloc_class_make(size_t size)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, make_classes);
-	return classes_ok;
+	pthread_once(&once, make_index);
+	if (!classes_ok)
+		return NULL;
+	unsigned int i = malloc_class_index[(size - 1) / 8];
+	struct kmem_cache *s = __atomic_load_n(&malloc_class_cache[i], __ATOMIC_ACQUIRE);
+	if (s)
+		return s;
+	struct kmem_cache *made = create_class(i);
+	if (!made)
+		return NULL;
+	/*
+	 * Two threads may both make the class; the first to publish wins and
+	 * the other's cache, empty, goes (no lock: nothing for fork to take).
+	 */
+	if (__atomic_compare_exchange_n(&malloc_class_cache[i], &s, made, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return made;
+	if (made != s)		/* not kmalloc's cache, which both found */
+		kmem_cache_destroy(made);
+	return s;
 }

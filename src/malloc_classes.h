@@ -24,7 +24,7 @@
 
 /* Class index by (size - 1) / 8, for 1 <= size <= 8 KiB; 0 until start-up. */
 extern __hidden uint8_t malloc_class_index[MALLOC_MAX_CLASS_SIZE / 8];
-/* Cache per class index; [0] stays NULL. */
+/* Cache per class index, NULL until the class's first allocation; [0] stays NULL. */
 extern __hidden struct kmem_cache *malloc_class_cache[NR_MALLOC_CLASSES];
 
 static inline struct kmem_cache *malloc_cache_fast(size_t size)
@@ -33,7 +33,7 @@ static inline struct kmem_cache *malloc_cache_fast(size_t size)
 	return __atomic_load_n(&malloc_class_cache[index], __ATOMIC_ACQUIRE);
 }
 
-/* Make the classes (once; false if out of memory). */
-__hidden bool malloc_classes_init(void);
+/* The cache for @size (1 .. 8 KiB), made at its first use; NULL: no memory. */
+__hidden struct kmem_cache *malloc_class_make(size_t size);
 
 #endif
