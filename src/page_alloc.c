@@ -17,6 +17,7 @@
 #include "pcp.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "init.h"
@@ -35,11 +36,13 @@ static const char *const zone_names[MAX_NR_ZONES] = {
 /* Options are fixed once the allocator runs; cache them here. */
 static unsigned int decommit_order;
 static uint64_t decay_ms;
+static unsigned long dirty_ratio;
 
 void page_alloc_init(void)
 {
 	decommit_order = (unsigned int)slub_opt(decommit_order);
 	decay_ms = (uint64_t)slub_opt(decay_ms);
+	dirty_ratio = (unsigned long)slub_opt(dirty_ratio);
 	for (int nid = 0; nid < MAX_NUMNODES; nid++) {
 		struct pglist_data *pgdat = &page_alloc_nodes[nid];
 		pgdat->node_id = nid;
@@ -443,12 +446,13 @@ static void isolate(struct zone *z, struct page *page, unsigned int order,
 }
 
 /*
- * Decommit dirty blocks of order >= @min_order freed before @cutoff_ms.
- * Zone lock held on entry and exit (dropped around the system calls).
- * At most @batch blocks per call, so no thread waits on a long sweep.
+ * Decommit dirty blocks of order >= @min_order freed before @cutoff_ms,
+ * largest first.  Zone lock held on entry and exit (dropped around the
+ * system calls).  At most @batch blocks and about @max_pages pages per
+ * call, so no thread waits on a long sweep.
  */
 static unsigned long zone_decay(struct zone *z, unsigned int min_order,
-				uint64_t cutoff_ms, unsigned int batch)
+				uint64_t cutoff_ms, unsigned int batch, unsigned long max_pages)
 {
 	struct list_head list;
 	unsigned int taken = 0;
@@ -458,8 +462,15 @@ static unsigned long zone_decay(struct zone *z, unsigned int min_order,
 	for (int o = MAX_PAGE_ORDER; o >= (int)min_order && taken < batch; o--) {
 		struct list_head *dirty = &z->free_area[o].dirty;
 		struct list_head *pos = dirty->prev;
-		/* Oldest at the tail; skip blocks that are still young. */
-		while (pos != dirty && taken < batch) {
+		/*
+		 * Oldest at the tail; skip blocks that are still young, but
+		 * not too many (4 per block wanted): a split block's halves
+		 * keep its age, so the order is loose, and the lists of small
+		 * orders can be long.
+		 */
+		unsigned long scanned = 0;
+		while (pos != dirty && taken < batch && isolated < max_pages &&
+		       scanned++ < 4UL * batch) {
 			struct page *page = list_entry(pos, struct page, lru);
 			pos = pos->prev;
 			if ((page->free_stamp >> 1) <= cutoff_ms) {
@@ -478,15 +489,43 @@ static unsigned long zone_decay(struct zone *z, unsigned int min_order,
 	return pages;
 }
 
-/* After a free: run the decay if it is due.  Zone lock held. */
+/*
+ * After a free: a bound on the dirty pages, and the decay.  Zone lock held.
+ *
+ * The decay alone lets a short program keep everything it freed: git's
+ * pack-objects runs for 160 ms, less than the decay period, and held 3.5
+ * MB of free dirty blocks at its peak against 1.2 MB in use.  So free
+ * pages that may be resident are also kept to at most the pages in use /
+ * slub_dirty_ratio (jemalloc's old lg_dirty_mult bound, 8 as there), above
+ * a floor of DIRTY_FLOOR_PAGES.  Past it, blocks idle for a 64th of the
+ * decay period go back, oldest and largest first, until half the bound is
+ * left.  A block freed and taken again at once, as in a loop, is never
+ * that old: the bound does not make such a program fault.
+ */
+#define DIRTY_FLOOR_PAGES 64	/* 256 KiB: small processes keep their few free pages */
+
+static void zone_bound_dirty(struct zone *z, uint64_t now)
+{
+	uint64_t idle_ms = decay_ms / 64;
+	z->next_bound_ms = now + idle_ms;
+	unsigned long in_use = z->managed_pages - z->free_pages - z->isolated_pages;
+	unsigned long bound = in_use / dirty_ratio;
+	if (bound < DIRTY_FLOOR_PAGES)
+		bound = DIRTY_FLOOR_PAGES;
+	if (z->dirty_pages > bound && now >= idle_ms)
+		zone_decay(z, 0, now - idle_ms, 64, z->dirty_pages - bound / 2);
+}
+
 static void zone_maybe_decay(struct zone *z, uint64_t now)
 {
+	if (dirty_ratio && z->dirty_pages > DIRTY_FLOOR_PAGES && now >= z->next_bound_ms)
+		zone_bound_dirty(z, now);
 	if (!z->decayable_pages || now < z->next_decay_ms)
 		return;
 	/* Sweep at most 8 times per decay period; decay 0 sweeps on every free. */
 	z->next_decay_ms = decay_ms ? now + (decay_ms >= 8 ? decay_ms / 8 : 1) : 0;
 	if (now >= decay_ms)
-		zone_decay(z, decommit_order, now - decay_ms, 64);
+		zone_decay(z, decommit_order, now - decay_ms, 64, ULONG_MAX);
 }
 
 unsigned long page_alloc_decay(uint64_t now_ms)
@@ -497,7 +536,7 @@ unsigned long page_alloc_decay(uint64_t now_ms)
 		pthread_mutex_lock(&z->lock);
 		if (now_ms >= decay_ms) {
 			unsigned long n;
-			while ((n = zone_decay(z, decommit_order, now_ms - decay_ms, 64)))
+			while ((n = zone_decay(z, decommit_order, now_ms - decay_ms, 64, ULONG_MAX)))
 				pages += n;
 		}
 		pthread_mutex_unlock(&z->lock);
@@ -532,7 +571,7 @@ unsigned long slub_reclaim(void)
 		 * second sweep catches what other threads freed meanwhile.
 		 */
 		for (int pass = 0; pass < 2; pass++)
-			pages += zone_decay(z, 0, UINT64_MAX, UINT32_MAX);
+			pages += zone_decay(z, 0, UINT64_MAX, UINT32_MAX, ULONG_MAX);
 		pthread_mutex_unlock(&z->lock);
 	}
 	return pages;

@@ -45,6 +45,7 @@ struct zone {
 	unsigned long decayable_pages;	/* dirty, in blocks >= decommit order */
 	unsigned long isolated_pages;	/* off the lists while being decommitted */
 	uint64_t next_decay_ms;
+	uint64_t next_bound_ms;		/* next look at the dirty bound */
 	struct mem_region *sections;
 	const char *name;
 	int node;

@@ -415,9 +415,13 @@ static void trim_and_info(void)
 	CHECK(during.uordblks >= before.uordblks + N / 2 * (10000 + 200));
 	for (int i = 0; i < N; i++)
 		free(blocks[i]);
-	/* The freed extents' pages are still resident: keepcost says so. */
+	/*
+	 * The freed extents' pages are still resident: keepcost says so.  All
+	 * 12 MB of them, unless this loop ran past the dirty bound's idle time
+	 * (3 ms; a slow machine): then at least half the bound's 256 KiB floor.
+	 */
 	struct mallinfo2 freed = mallinfo2();
-	CHECK(freed.keepcost >= N / 4 * 8192);
+	CHECK(freed.keepcost >= 128 * 1024);
 	CHECK(freed.fordblks >= freed.keepcost);
 	CHECK_EQ(malloc_trim(0), 1);	/* something was given back */
 	struct mallinfo2 after = mallinfo2();

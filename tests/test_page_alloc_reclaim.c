@@ -3,6 +3,9 @@
  * after slub_reclaim() and after the decay period, zero requests reuse
  * decommitted blocks without a memset, warm blocks are reused first, and a
  * block freed and reused in a loop is never decommitted (no thrashing).
+ * With --bound, the dirty bound (slub_dirty_ratio): free blocks beyond an
+ * eighth of the pages in use go back long before the decay, and still no
+ * loop thrashes.
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
@@ -136,6 +139,7 @@ static void explicit_decay_clock(void)
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
+/* Order 8 (1 MiB): more than the dirty bound's floor, for the --bound run. */
 static void reuse_loop_does_not_thrash(void)
 {
 	slub_reclaim();
@@ -143,12 +147,12 @@ static void reuse_loop_does_not_thrash(void)
 	uint64_t end = os_now_ms() + DECAY_MS * 3;
 	unsigned long first = 0, loops = 0;
 	while (os_now_ms() < end) {
-		unsigned long a = __get_free_pages(GFP_KERNEL, 6);
-		memset((void *)a, 3, PAGE_SIZE << 6);
+		unsigned long a = __get_free_pages(GFP_KERNEL, 8);
+		memset((void *)a, 3, PAGE_SIZE << 8);
 		if (!first)
 			first = a;
 		CHECK_EQ(a, first);
-		free_pages(a, 6);
+		free_pages(a, 8);
 		loops++;
 	}
 	CHECK(loops > 10);
@@ -156,11 +160,51 @@ static void reuse_loop_does_not_thrash(void)
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
-int main(void)
+/* ---- the dirty bound (--bound: slub_dirty_ratio=8) ---------------------- */
+
+/*
+ * 8 MiB in use and 32 MiB freed: long before the decay, the free blocks
+ * that sat idle past a 64th of it go back down to an eighth of the pages
+ * in use, and the blocks in use keep their contents.
+ */
+static void dirty_pages_follow_use(void)
 {
+	slub_reclaim();
+	unsigned long keep[2], freed[8];
+	fill_and_free(2, false, keep);
+	fill_and_free(8, true, freed);
+	long rss1 = rss_bytes();
+	CHECK(normal()->dirty_pages >= 8UL << MAX_PAGE_ORDER);	/* young: kept */
+	struct timespec ts = { 0, (DECAY_MS / 64 + 20) * 1000000L };
+	nanosleep(&ts, NULL);
+	free_pages(__get_free_pages(GFP_KERNEL, 4), 4);	/* a free to the zone looks */
+	long rss2 = rss_bytes();
+	unsigned long in_use = 2UL << MAX_PAGE_ORDER;
+	fprintf(stderr, "   rss %ld -> %ld MiB, %lu pages dirty\n", rss1 >> 20, rss2 >> 20,
+		normal()->dirty_pages);
+	/* The trigger took a dirty block and freed it: that one is young again. */
+	CHECK(normal()->dirty_pages <= in_use / 8 + MAX_ORDER_NR_PAGES);
+	CHECK(rss1 - rss2 >= 24 * (long)MIB);
+	for (int i = 0; i < 2; i++) {
+		const unsigned char *b = (const unsigned char *)keep[i];
+		CHECK(b[0] == 0x77 && b[(PAGE_SIZE << MAX_PAGE_ORDER) - 1] == 0x77);
+		free_pages(keep[i], MAX_PAGE_ORDER);
+	}
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
+int main(int argc, char **argv)
+{
+	bool bound = argc > 1 && !strcmp(argv[1], "--bound");
 	char opt[64];
-	snprintf(opt, sizeof(opt), "slub_decay_ms=%d", DECAY_MS);
+	snprintf(opt, sizeof(opt), "slub_decay_ms=%d slub_dirty_ratio=%d", DECAY_MS, bound ? 8 : 0);
 	CHECK_EQ(slub_setup(opt), 0);
+	if (bound) {
+		RUN(dirty_pages_follow_use);
+		RUN(reuse_loop_does_not_thrash);
+		return check_done();
+	}
+	/* The decay alone: no bound to give blocks back before their time. */
 	RUN(rss_falls_after_reclaim);
 	RUN(zero_requests_use_clean_blocks);
 	RUN(warm_blocks_are_reused_first);
