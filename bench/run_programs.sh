@@ -6,7 +6,7 @@
 # the best time and the highest peak of each.  Ends with the ratios of
 # libslub to the best peer of each program and their geometric means, and
 # the same ratios for glibc run a second time as if it were a contender:
-# the best of four noisy peers beats any one contender by chance, and that
+# the best of several noisy peers beats any one contender by chance, and that
 # line says by how much on this machine today.
 set -euo pipefail
 build=$(cd "${1:-build-bench}" && pwd)

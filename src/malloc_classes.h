@@ -22,7 +22,7 @@
 #define MALLOC_MAX_CLASS_SIZE KMALLOC_MAX_CACHE_SIZE
 #define NR_MALLOC_CLASSES 48
 
-/* Class index by (size - 1) / 8, for 1 <= size <= 8 KiB; 0 until start-up. */
+/* Class index by (size - 1) / 8, for 1 <= size <= 8 KiB; 0 until the first small malloc. */
 extern __hidden uint8_t malloc_class_index[MALLOC_MAX_CLASS_SIZE / 8];
 /* Cache per class index, NULL until the class's first allocation; [0] stays NULL. */
 extern __hidden struct kmem_cache *malloc_class_cache[NR_MALLOC_CLASSES];

@@ -9,8 +9,7 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #if __has_include(<sys/platform/x86.h>)
-#include <sys/platform/x86.h>	/* glibc 2.33 and later */
-#define SLUB_HAVE_X86_PLATFORM_H 1
+#include <sys/platform/x86.h>	/* CPU_FEATURE_ACTIVE: glibc 2.33 and later */
 #endif
 #endif
 #include <fcntl.h>
@@ -175,6 +174,15 @@ unsigned int os_current_cpu_slow(void)
 	return (unsigned int)cpu % SLUB_MAX_CPUS;
 }
 
+uint64_t os_clock_tick_ms(void)
+{
+	struct timespec res;
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res))
+		return 10;	/* HZ=100, the coarsest there is */
+	uint64_t ms = (uint64_t)res.tv_sec * 1000 + ((uint64_t)res.tv_nsec + 999999) / 1000000;
+	return ms ? ms : 1;
+}
+
 uint64_t os_now_ms(void)
 {
 	struct timespec ts;
@@ -189,7 +197,7 @@ uint64_t os_now_ms(void)
  */
 bool os_has_cmpxchg16b(void)
 {
-#if defined(__x86_64__) && defined(SLUB_HAVE_X86_PLATFORM_H)
+#if defined(__x86_64__) && defined(CPU_FEATURE_ACTIVE)
 	return CPU_FEATURE_ACTIVE(CMPXCHG16B);
 #elif defined(__x86_64__)
 	unsigned int eax, ebx, ecx, edx;

@@ -57,6 +57,8 @@ __hidden int os_check_page_size(void);
 __hidden unsigned int os_possible_cpus(void);
 /* Monotonic clock in milliseconds. */
 __hidden uint64_t os_now_ms(void);
+/* The step of os_now_ms() (a kernel tick: 1 to 10 ms), rounded up. */
+__hidden uint64_t os_clock_tick_ms(void);
 
 /*
  * The CPU this thread runs on, from the rseq area glibc registers for every

@@ -37,12 +37,16 @@ static const char *const zone_names[MAX_NR_ZONES] = {
 static unsigned int decommit_order;
 static uint64_t decay_ms;
 static unsigned long dirty_ratio;
+static uint64_t bound_idle_ms;	/* see zone_bound_dirty() */
 
 void page_alloc_init(void)
 {
 	decommit_order = (unsigned int)slub_opt(decommit_order);
 	decay_ms = (uint64_t)slub_opt(decay_ms);
 	dirty_ratio = (unsigned long)slub_opt(dirty_ratio);
+	/* decay 0 asks for nothing to be kept: then the bound waits for nothing either. */
+	uint64_t two_ticks = 2 * os_clock_tick_ms();
+	bound_idle_ms = !decay_ms ? 0 : decay_ms / 64 > two_ticks ? decay_ms / 64 : two_ticks;
 	for (int nid = 0; nid < MAX_NUMNODES; nid++) {
 		struct pglist_data *pgdat = &page_alloc_nodes[nid];
 		pgdat->node_id = nid;
@@ -497,23 +501,28 @@ static unsigned long zone_decay(struct zone *z, unsigned int min_order,
  * MB of free dirty blocks at its peak against 1.2 MB in use.  So free
  * pages that may be resident are also kept to at most the pages in use /
  * slub_dirty_ratio (jemalloc's old lg_dirty_mult bound, 8 as there), above
- * a floor of DIRTY_FLOOR_PAGES.  Past it, blocks idle for a 64th of the
- * decay period go back, oldest and largest first, until half the bound is
- * left.  A block freed and taken again at once, as in a loop, is never
- * that old: the bound does not make such a program fault.
+ * a floor of DIRTY_FLOOR_PAGES.  Past it, blocks of any order idle for
+ * bound_idle_ms go back, largest and oldest first, until about half the
+ * bound is left.  bound_idle_ms is a 64th of the decay period but at least
+ * two ticks of the coarse clock, so that a block freed and taken again at
+ * once (a loop) never qualifies: a block stamped just before a tick would
+ * look a tick old right after it.  Pages on the per-CPU lists are outside
+ * the bound (counted in use): at most slub_pcp_high per CPU.
  */
 #define DIRTY_FLOOR_PAGES 64	/* 256 KiB: small processes keep their few free pages */
 
 static void zone_bound_dirty(struct zone *z, uint64_t now)
 {
-	uint64_t idle_ms = decay_ms / 64;
+	uint64_t idle_ms = bound_idle_ms;
 	z->next_bound_ms = now + idle_ms;
 	unsigned long in_use = z->managed_pages - z->free_pages - z->isolated_pages;
 	unsigned long bound = in_use / dirty_ratio;
 	if (bound < DIRTY_FLOOR_PAGES)
 		bound = DIRTY_FLOOR_PAGES;
-	if (z->dirty_pages > bound && now >= idle_ms)
-		zone_decay(z, 0, now - idle_ms, 64, z->dirty_pages - bound / 2);
+	if (z->dirty_pages > bound && now >= idle_ms) {
+		unsigned long pages = zone_decay(z, 0, now - idle_ms, 64, z->dirty_pages - bound / 2);
+		__atomic_add_fetch(&page_alloc_stats.bound_pages, pages, __ATOMIC_RELAXED);
+	}
 }
 
 static void zone_maybe_decay(struct zone *z, uint64_t now)

@@ -9,9 +9,11 @@
  * a clean block with a dirty one gives a dirty one.
  *
  * Decay: a dirty block of order >= slub_decommit_order free for longer than
- * slub_decay_ms is decommitted (MADV_DONTNEED) and becomes clean.  The check
- * runs on the allocator's own calls (no thread), outside the zone lock for
- * the system calls.  slub_reclaim() decommits every dirty block at once.
+ * slub_decay_ms is decommitted (MADV_DONTNEED) and becomes clean.  Dirty
+ * bound: past the pages in use / slub_dirty_ratio, dirty blocks of any
+ * order idle for a few ms are decommitted too (zone_bound_dirty()).  The
+ * checks run on the allocator's own calls (no thread), outside the zone
+ * lock for the system calls.  slub_reclaim() decommits every dirty block.
  *
  * Orders 0..PCP_MAX_ORDER pass through per-CPU lists first (pcp.h).
  *
@@ -69,7 +71,8 @@ extern __hidden struct pglist_data page_alloc_nodes[MAX_NUMNODES];
 struct page_alloc_stats {
 	unsigned long large_allocs;	/* live large-region allocations */
 	unsigned long large_pages;
-	unsigned long decommitted_pages;	/* total given back by decay or reclaim */
+	unsigned long decommitted_pages;	/* total given back: decay, bound or reclaim */
+	unsigned long bound_pages;	/* of those, by the dirty bound */
 	unsigned long extents;		/* live extents (alloc_pages_extent) */
 	unsigned long extent_pages;
 	unsigned long idle_extents;	/* of those, freed and kept for reuse (malloc) */
@@ -83,7 +86,7 @@ extern __hidden struct page_alloc_stats page_alloc_stats;
 /*
  * Inside the page allocator (page_alloc.c, pcp.c): take a block from the
  * buddy lists, growing the zone if needed, or give one back (merging, then
- * the decay if due; @page NULL: only the decay).  Zone lock held.  *zero:
+ * the dirty bound and the decay if due; @page NULL: only those).  Zone lock held.  *zero:
  * the block is known zero.
  */
 __hidden struct page *zone_take_locked(struct zone *z, unsigned int order, bool want_zero,

@@ -162,10 +162,17 @@ static void reuse_loop_does_not_thrash(void)
 
 /* ---- the dirty bound (--bound: slub_dirty_ratio=8) ---------------------- */
 
+/* How long a free block sits before the bound takes it (page_alloc.c). */
+static uint64_t bound_idle(void)
+{
+	uint64_t two_ticks = 2 * os_clock_tick_ms();
+	return DECAY_MS / 64 > two_ticks ? DECAY_MS / 64 : two_ticks;
+}
+
 /*
  * 8 MiB in use and 32 MiB freed: long before the decay, the free blocks
- * that sat idle past a 64th of it go back down to an eighth of the pages
- * in use, and the blocks in use keep their contents.
+ * that sat idle a few ms go back until what is left is within an eighth
+ * of the pages in use, and the blocks in use keep their contents.
  */
 static void dirty_pages_follow_use(void)
 {
@@ -181,9 +188,9 @@ static void dirty_pages_follow_use(void)
 	 * Young: kept.  The clock is coarse (a tick, 1 to 4 ms): if one went
 	 * by during the frees, the first blocks may already look idle.
 	 */
-	if (os_now_ms() - t0 < DECAY_MS / 64)
+	if (os_now_ms() - t0 < bound_idle())
 		CHECK(normal()->dirty_pages >= 8UL << MAX_PAGE_ORDER);
-	struct timespec ts = { 0, (DECAY_MS / 64 + 20) * 1000000L };
+	struct timespec ts = { 0, (long)(bound_idle() + 2 * os_clock_tick_ms() + 10) * 1000000L };
 	nanosleep(&ts, NULL);
 	free_pages(__get_free_pages(GFP_KERNEL, 4), 4);	/* a free to the zone looks */
 	long rss2 = rss_bytes();
@@ -193,6 +200,7 @@ static void dirty_pages_follow_use(void)
 	/* The trigger took a dirty block and freed it: that one is young again. */
 	CHECK(normal()->dirty_pages <= in_use / 8 + MAX_ORDER_NR_PAGES);
 	CHECK(rss1 - rss2 >= 24 * (long)MIB);
+	CHECK(page_alloc_stats.bound_pages >= 6UL << MAX_PAGE_ORDER);
 	for (int i = 0; i < 2; i++) {
 		const unsigned char *b = (const unsigned char *)keep[i];
 		CHECK(b[0] == 0x77 && b[(PAGE_SIZE << MAX_PAGE_ORDER) - 1] == 0x77);

@@ -9,6 +9,9 @@
  * --decay: the decay gives freed blocks back after 2 ms and another
  * thread runs slub_reclaim() all the time, so blocks are decommitted with
  * the zone lock dropped while the workers allocate and free around them.
+ * --bound: the same with the dirty bound in place of the decay, made to
+ * act all the time (floor only, no per-CPU lists), and slub_reclaim() every
+ * 20 ms.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -82,12 +85,18 @@ static void verify_and_free(unsigned long addr, unsigned int order)
 }
 
 static int workers_done;
+static bool bound;
 
 static void *reclaimer(void *arg)
 {
 	unsigned long *pages = arg;
-	while (!__atomic_load_n(&workers_done, __ATOMIC_RELAXED))
+	while (!__atomic_load_n(&workers_done, __ATOMIC_RELAXED)) {
 		*pages += slub_reclaim();
+		if (bound) {	/* leave the bound blocks idle long enough to take */
+			struct timespec ts = { 0, 20 * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+	}
 	return NULL;
 }
 
@@ -151,12 +160,15 @@ int main(int argc, char **argv)
 	pthread_t t[THREADS], reclaim;
 	cpu_set_t all;
 	bool decay = argc > 1 && !strcmp(argv[1], "--decay");
+	bound = argc > 1 && !strcmp(argv[1], "--bound");
 	unsigned long reclaimed = 0;
 	sched_getaffinity(0, sizeof(all), &all);
 	ncpus = CPU_COUNT(&all);
 
-	if (decay) {
-		CHECK_EQ(slub_setup("slub_decay_ms=2 slub_decommit_order=0"), 0);
+	if (decay || bound) {
+		/* The decay alone, or mostly the bound (idle 10 ms, the decay 640). */
+		CHECK_EQ(slub_setup(decay ? "slub_decay_ms=2 slub_decommit_order=0 slub_dirty_ratio=0"
+					  : "slub_decay_ms=640 slub_decommit_order=10 slub_dirty_ratio=1024 slub_pcp_high=0"), 0);
 		iterations /= 4;
 		pthread_create(&reclaim, NULL, reclaimer, &reclaimed);
 	}
@@ -164,12 +176,14 @@ int main(int argc, char **argv)
 		CHECK_EQ(pthread_create(&t[i], NULL, worker, (void *)i), 0);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
-	if (decay) {
+	if (decay || bound) {
 		__atomic_store_n(&workers_done, 1, __ATOMIC_RELAXED);
 		pthread_join(reclaim, NULL);
-		fprintf(stderr, "decommitted %lu pages, %lu of them by slub_reclaim\n",
-			page_alloc_stats.decommitted_pages, reclaimed);
-		CHECK(page_alloc_stats.decommitted_pages > reclaimed);	/* the decay ran too */
+		fprintf(stderr, "decommitted %lu pages, %lu of them by slub_reclaim, %lu by the bound\n",
+			page_alloc_stats.decommitted_pages, reclaimed, page_alloc_stats.bound_pages);
+		/* The decay, or the bound, ran too. */
+		CHECK(page_alloc_stats.decommitted_pages > reclaimed);
+		CHECK(bound ? page_alloc_stats.bound_pages > 0 : page_alloc_stats.bound_pages == 0);
 		CHECK(reclaimed > 0);
 	}
 	for (int i = 0; i < EXCHANGE; i++)
