@@ -195,34 +195,49 @@ static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, 
 
 /*
  * Hand the next naturally aligned block of section @r to the buddy lists,
- * clean.  A section is carved a block at a time, not whole, because each
- * free block's head descriptor is written: carving 64 MiB at once wrote
- * sixteen pages of mem_map (64 KiB resident) in every process.  Zone lock
- * held.
+ * clean, merged with a free buddy below it.  A section is carved a block
+ * at a time, not whole, because each free block's head descriptor is
+ * written: carving 64 MiB at once wrote sixteen pages of mem_map (64 KiB
+ * resident) in every process.  And the block is no larger than the
+ * request (@order), 16 pages, or what the section has carved so far,
+ * whichever is largest: splitting a first 1 MiB block for one page wrote
+ * the descriptors of its halves in three more mem_map pages, in every
+ * process.  The blocks double from there, so a large program carves
+ * 4 MiB blocks after its first few.  Zone lock held.
  */
-static bool section_carve(struct zone *z, struct mem_region *r)
+#define CARVE_MIN_ORDER 4
+
+static bool section_carve(struct zone *z, struct mem_region *r, unsigned int want)
 {
 	uintptr_t idx = r->carved, end = r->first_page + r->nr_pages;
 	if (idx >= end)
 		return false;
+	uintptr_t carved = idx - r->first_page;
+	unsigned int limit = carved ? (unsigned int)(63 - __builtin_clzl(carved)) : 0;
+	if (limit < want)
+		limit = want;
+	if (limit < CARVE_MIN_ORDER)
+		limit = CARVE_MIN_ORDER;
 	unsigned int order = (unsigned int)__builtin_ctzl(idx);
+	if (order > limit)
+		order = limit;
 	if (order > MAX_PAGE_ORDER)
 		order = MAX_PAGE_ORDER;
 	while (idx + (1UL << order) > end)
 		order--;
-	add_to_free_list(z, (struct page *)r + idx, order, true, 0);
 	r->carved = idx + (1UL << order);
 	z->managed_pages += 1UL << order;
+	free_one_page(z, (struct page *)r + idx, order, true, 0);
 	return true;
 }
 
 /*
- * Give @z one more block: carved from its newest section, or from a new
- * section when that one is used up.  Zone lock held.
+ * Give @z one more block, for a request of @order: carved from its newest
+ * section, or from a new section when that one is used up.  Zone lock held.
  */
-static bool zone_grow(struct zone *z)
+static bool zone_grow(struct zone *z, unsigned int order)
 {
-	if (z->sections && section_carve(z, z->sections))
+	if (z->sections && section_carve(z, z->sections, order))
 		return true;
 	if (z->full_until_ms && os_now_ms() < z->full_until_ms)
 		return false;
@@ -242,13 +257,13 @@ static bool zone_grow(struct zone *z)
 	r->carved = r->first_page;
 	r->next = z->sections;
 	z->sections = r;
-	return section_carve(z, r);
+	return section_carve(z, r, order);
 }
 
 struct page *zone_take_locked(struct zone *z, unsigned int order, bool want_zero, bool *zero)
 {
 	struct page *page = rmqueue(z, order, want_zero, zero);
-	while (unlikely(!page) && zone_grow(z))
+	while (unlikely(!page) && zone_grow(z, order))
 		page = rmqueue(z, order, want_zero, zero);
 	return page;
 }
