@@ -137,7 +137,17 @@ static void free_one_page(struct zone *z, struct page *page, unsigned int order,
 		struct page *buddy = (struct page *)r + buddy_idx;
 		if (!(page_flags(buddy) & PG_buddy) || buddy->order != order)
 			break;
-		zero = zero && (page_flags(buddy) & PG_zero);
+		if (!(page_flags(buddy) & PG_zero)) {
+			/*
+			 * Dirty as a whole: freed when its newest dirty part was.
+			 * A clean part (a carve, stamp 0) must not make it look
+			 * idle since boot, for the decay and the bound.
+			 */
+			uint64_t buddy_stamp = buddy->free_stamp >> 1;
+			if (zero || buddy_stamp > stamp)
+				stamp = buddy_stamp;
+			zero = false;
+		}
 		del_from_free_list(z, buddy, order);
 		idx &= buddy_idx;
 		order++;
@@ -193,6 +203,8 @@ static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, 
 	return NULL;
 }
 
+#define CARVE_MIN_ORDER 4	/* 16 pages, 64 KiB */
+
 /*
  * Hand the next naturally aligned block of section @r to the buddy lists,
  * clean, merged with a free buddy below it.  A section is carved a block
@@ -202,11 +214,9 @@ static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, 
  * request (@order), 16 pages, or what the section has carved so far,
  * whichever is largest: splitting a first 1 MiB block for one page wrote
  * the descriptors of its halves in three more mem_map pages, in every
- * process.  The blocks double from there, so a large program carves
- * 4 MiB blocks after its first few.  Zone lock held.
+ * process.  The blocks double from there, so each section carves 4 MiB
+ * blocks after its first few.  Zone lock held.
  */
-#define CARVE_MIN_ORDER 4
-
 static bool section_carve(struct zone *z, struct mem_region *r, unsigned int want)
 {
 	uintptr_t idx = r->carved, end = r->first_page + r->nr_pages;
@@ -947,7 +957,10 @@ static bool resize_buddy_extent(struct page *page, unsigned long nr, unsigned lo
 	if (new_nr > MAX_ORDER_NR_PAGES || (start & ((1UL << extent_next_order(new_nr)) - 1)))
 		return false;
 	pthread_mutex_lock(&z->lock);
-	if (new_end > r->carved) {	/* carving moves it, under the lock */
+	/* Carving moves r->carved, under the lock; carve up to our new end. */
+	while (new_end > r->carved && section_carve(z, r, 0))
+		;
+	if (new_end > r->carved) {
 		pthread_mutex_unlock(&z->lock);
 		return false;
 	}

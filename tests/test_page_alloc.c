@@ -465,9 +465,46 @@ static void sections_are_carved_lazily(void)
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
+/*
+ * In a young section, pages freed dirty sit just below the carve point;
+ * the next carves merge with them.  The merged block is dirty, and must
+ * keep the time its dirty part was freed: a carve's stamp (0) would make
+ * it look idle since boot to the decay and the dirty bound.
+ */
+static void carves_merge_with_dirty_blocks(void)
+{
+	struct page *pages[32];
+	for (int i = 0; i < 32; i++) {
+		pages[i] = alloc_pages(GFP_KERNEL, 0);
+		CHECK(pages[i] != NULL);
+		memset(page_address(pages[i]), 1, PAGE_SIZE);
+	}
+	for (int i = 0; i < 32; i++)
+		__free_pages(pages[i], 0);
+	page_alloc_drain_pcp();
+	struct page *big = alloc_pages(GFP_KERNEL, MAX_PAGE_ORDER);	/* carves up to 4 MiB */
+	CHECK(big != NULL);
+	struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+	unsigned long dirty = 0, stamped = 0;
+	pthread_mutex_lock(&z->lock);
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++) {
+		struct list_head *pos;
+		list_for_each(pos, &z->free_area[o].dirty) {
+			dirty++;
+			stamped += list_entry(pos, struct page, lru)->free_stamp >> 1 != 0;
+		}
+	}
+	pthread_mutex_unlock(&z->lock);
+	CHECK(dirty > 0);
+	CHECK_EQ(stamped, dirty);
+	__free_pages(big, MAX_PAGE_ORDER);
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
 int main(void)
 {
 	RUN(sections_are_carved_lazily);	/* first: a new zone */
+	RUN(carves_merge_with_dirty_blocks);	/* second: a young section */
 	RUN(get_order_matches_kernel);
 	RUN(every_order_allocates_aligned_distinct);
 	RUN(coalescing_restores_max_order);
