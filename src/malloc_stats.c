@@ -123,11 +123,16 @@ MALLOC_API int malloc_info(int options, FILE *fp)
 		return -1;
 	}
 	struct mallinfo2 m = collect();
+	/* Given back to the OS so far (decommitted), and of that by the dirty bound. */
+	size_t returned = READ_ONCE(page_alloc_stats.decommitted_pages) << PAGE_SHIFT;
+	size_t by_bound = READ_ONCE(page_alloc_stats.bound_pages) << PAGE_SHIFT;
 	fprintf(fp, "<malloc version=\"libslub-1\">\n"
 		    "<total type=\"slabs\" size=\"%zu\"/>\n<total type=\"in-use\" size=\"%zu\"/>\n"
 		    "<total type=\"free-resident\" size=\"%zu\"/>\n"
-		    "<total type=\"mmap\" count=\"%zu\" size=\"%zu\"/>\n</malloc>\n",
-		m.arena - m.keepcost, m.uordblks, m.keepcost, m.hblks, m.hblkhd);
+		    "<total type=\"mmap\" count=\"%zu\" size=\"%zu\"/>\n"
+		    "<total type=\"returned\" size=\"%zu\"/>\n"
+		    "<total type=\"returned-by-bound\" size=\"%zu\"/>\n</malloc>\n",
+		m.arena - m.keepcost, m.uordblks, m.keepcost, m.hblks, m.hblkhd, returned, by_bound);
 	return 0;
 }
 

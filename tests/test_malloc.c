@@ -402,6 +402,22 @@ static void free_keeps_errno(void)
 	CHECK_EQ(errno, 4321);
 }
 
+/* A <total type="TYPE" ... size="N"/> of malloc_info(), or SIZE_MAX. */
+static size_t info_total(const char *type)
+{
+	char xml[2048] = "";
+	FILE *f = fmemopen(xml, sizeof(xml) - 1, "w");
+	if (!f)
+		return SIZE_MAX;
+	CHECK_EQ(malloc_info(0, f), 0);
+	fclose(f);
+	char key[64];
+	snprintf(key, sizeof(key), "<total type=\"%s\"", type);
+	const char *at = strstr(xml, key);
+	const char *size = at ? strstr(at, "size=\"") : NULL;
+	return size ? strtoull(size + 6, NULL, 10) : SIZE_MAX;
+}
+
 static void trim_and_info(void)
 {
 	enum { N = 2000 };
@@ -432,7 +448,11 @@ static void trim_and_info(void)
 		fprintf(stderr, "   slow frees (%ld ms): keepcost %zu not checked\n",
 			elapsed_ns / 1000000, freed.keepcost);
 	CHECK(freed.fordblks >= freed.keepcost);
+	size_t returned_before = info_total("returned");
+	CHECK(returned_before != SIZE_MAX);
 	CHECK_EQ(malloc_trim(0), 1);	/* something was given back */
+	CHECK(info_total("returned") >= returned_before + N / 4 * 8192);	/* malloc_info says so */
+	CHECK(info_total("returned-by-bound") <= info_total("returned"));
 	struct mallinfo2 after = mallinfo2();
 	CHECK(after.uordblks < during.uordblks);
 	CHECK(after.keepcost < freed.keepcost / 4);
