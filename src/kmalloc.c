@@ -66,10 +66,7 @@ bool create_kmalloc_caches(void)
 
 void kmalloc_fork_lock(bool lock)
 {
-	if (lock)
-		pthread_mutex_lock(&kmalloc_dma_lock);
-	else
-		pthread_mutex_unlock(&kmalloc_dma_lock);
+	os_mutex_hold(&kmalloc_dma_lock, lock);
 }
 
 void kmalloc_fork_child(void)

@@ -9,6 +9,7 @@
 #ifndef SLUB_OS_H
 #define SLUB_OS_H
 
+#include <pthread.h>
 #include <sys/types.h>
 #include "compiler.h"
 
@@ -109,5 +110,14 @@ __hidden void os_membarrier_rseq(unsigned int cpu);
 
 /* Called once at start-up. */
 __hidden void os_init(void);
+
+/* Take (@lock) or release @m: fork handlers do both with one walk. */
+static inline void os_mutex_hold(pthread_mutex_t *m, bool lock)
+{
+	if (lock)
+		pthread_mutex_lock(m);
+	else
+		pthread_mutex_unlock(m);
+}
 
 #endif

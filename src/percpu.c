@@ -96,10 +96,7 @@ void pcpu_slot_free(void *slot, unsigned int nr_cpus)
 
 void pcpu_fork_lock(bool lock)
 {
-	if (lock)
-		pthread_mutex_lock(&pcpu_lock);
-	else
-		pthread_mutex_unlock(&pcpu_lock);
+	os_mutex_hold(&pcpu_lock, lock);
 }
 
 void pcpu_fork_child(void)

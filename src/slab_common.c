@@ -78,16 +78,9 @@ static void for_each_cache_lock(bool lock)
 	struct list_head *pos;
 	list_for_each(pos, &slab_caches) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
-		for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++) {
-			if (lock)
-				pthread_mutex_lock(&cpu_slot(s, cpu)->lock);
-			else
-				pthread_mutex_unlock(&cpu_slot(s, cpu)->lock);
-		}
-		if (lock)
-			pthread_mutex_lock(&s->node[0].list_lock);
-		else
-			pthread_mutex_unlock(&s->node[0].list_lock);
+		for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++)
+			os_mutex_hold(&cpu_slot(s, cpu)->lock, lock);
+		os_mutex_hold(&s->node[0].list_lock, lock);
 	}
 }
 
