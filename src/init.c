@@ -12,6 +12,7 @@
 #include "os.h"
 #include "page_alloc.h"
 #include "report.h"
+#include "slab.h"
 
 int slub_started;
 int slub_unusable;
@@ -49,15 +50,48 @@ static void fork_child(void)
 	pthread_mutex_init(&options_lock, NULL);
 }
 
-/*
- * Registered when the library loads, before any handler the program
- * registers later: prepare handlers run last-registered-first, so a
- * program's handler that allocates runs while our locks are still free.
- * The locks are statically valid before start-up.
- */
-__attribute__((constructor(101))) static void register_fork_handlers(void)
+int slub_fork_handlers;
+/* Weak functions, not a weak constant: a compiler may fold the constant. */
+__attribute__((weak)) bool slub_fork_handlers_lazy(void)
 {
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	return false;
+}
+
+__attribute__((weak)) int slub_atfork(void (*prepare)(void), void (*parent)(void),
+				      void (*child)(void))
+{
+	return pthread_atfork(prepare, parent, child);
+}
+
+/*
+ * The page allocator's handlers first, then the slab layer's: prepare
+ * handlers run last-registered-first, so slab locks are taken before
+ * page allocator locks, as the lock order says.  pthread_atfork()
+ * allocates; a slow path it reaches sees REGISTERING and goes on.
+ */
+void slub_fork_handlers_register(void)
+{
+	int none = FORK_HANDLERS_NONE;
+	if (!__atomic_compare_exchange_n(&slub_fork_handlers, &none, FORK_HANDLERS_REGISTERING,
+					 false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	if (slub_atfork(fork_prepare, fork_parent, fork_child) ||
+	    slub_atfork(slab_fork_prepare, slab_fork_parent, slab_fork_child))
+		slub_report("pthread_atfork failed: a fork while other threads allocate may hang the child");
+	__atomic_store_n(&slub_fork_handlers, FORK_HANDLERS_READY, __ATOMIC_RELEASE);
+}
+
+/*
+ * At load, before any handler the program registers later (prepare
+ * handlers run last-registered-first, so a program's handler that
+ * allocates runs while our locks are still free); the malloc library
+ * keeps that order lazily (init.h).  The locks are statically valid
+ * before start-up.
+ */
+__attribute__((constructor(101))) static void init_at_load(void)
+{
+	if (!slub_fork_handlers_lazy())
+		slub_fork_handlers_register();
 	/*
 	 * A preloaded allocator can start before glibc has set environ; then
 	 * SLUB_OPTIONS was never seen.  Options cannot change once caches
@@ -70,6 +104,7 @@ __attribute__((constructor(101))) static void register_fork_handlers(void)
 
 void slub_init_slow(void)
 {
+	slub_fork_handlers_check();
 	pthread_mutex_lock(&options_lock);
 	if (!__atomic_load_n(&slub_started, __ATOMIC_RELAXED)) {
 		/* secure_getenv: a setuid program must not take file names from us. */

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "init.h"
 #include "report.h"
 
 struct kmem_cache *kmalloc_caches[NR_KMALLOC_TYPES][NR_KMALLOC_INDEX];
@@ -81,6 +82,7 @@ static struct kmem_cache *kmalloc_slab(size_t size, gfp_t gfp)
 	struct kmem_cache *s = __atomic_load_n(&kmalloc_caches[type][index], __ATOMIC_ACQUIRE);
 	if (likely(s) || type == KMALLOC_NORMAL)
 		return s;
+	slub_fork_handlers_check();
 	pthread_mutex_lock(&kmalloc_dma_lock);
 	s = kmalloc_caches[type][index];
 	if (!s) {

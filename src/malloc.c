@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "init.h"
 #include "malloc_classes.h"
 #include "malloc_extents.h"
 #include "report.h"
@@ -67,6 +68,8 @@ MALLOC_API void *malloc(size_t size)
 
 MALLOC_API void *calloc(size_t n, size_t size)
 {
+	/* pthread_create() callocs here before its thread exists (init.h). */
+	slub_fork_handlers_check();
 	size_t bytes;
 	if (unlikely(__builtin_mul_overflow(n, size, &bytes))) {
 		errno = ENOMEM;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "init.h"
 #include "os.h"
 #include "report.h"
 
@@ -18,6 +19,7 @@ static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void memmap_lock(void)
 {
+	slub_fork_handlers_check();
 	pthread_mutex_lock(&region_lock);
 }
 

@@ -191,6 +191,7 @@ int options_parse(const char *line, const char *origin, bool be_quiet)
 int slub_setup(const char *options)
 {
 	int ret = 0;
+	slub_fork_handlers_check();
 	pthread_mutex_lock(&options_lock);
 	if (__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE))
 		ret = -EBUSY;

@@ -14,8 +14,10 @@
 #endif
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,7 +112,11 @@ int os_release(void *addr, size_t size)
 
 int os_check_page_size(void)
 {
-	long ps = sysconf(_SC_PAGESIZE);
+	/* The aux vector, not sysconf(): sysconf's page of libc is one more
+	 * window of 64 KiB faulted in for every process (fault-around). */
+	long ps = (long)getauxval(AT_PAGESZ);
+	if (!ps)
+		ps = sysconf(_SC_PAGESIZE);
 	return ps == (long)PAGE_SIZE ? 0 : (int)ps;
 }
 
@@ -157,7 +163,7 @@ unsigned int os_possible_cpus(void)
 		}
 	}
 	if (!n) {
-		long c = sysconf(_SC_NPROCESSORS_CONF);
+		long c = get_nprocs_conf();
 		n = c > 0 ? (unsigned int)c : 1;
 	}
 	if (n > SLUB_MAX_CPUS)
@@ -220,10 +226,22 @@ int os_membarrier_register_rseq(void)
 
 void os_membarrier_rseq(unsigned int cpu)
 {
+	bool registered = false;
 	while (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
 		       MEMBARRIER_CMD_FLAG_CPU, (int)cpu)) {
 		if (errno == EINTR || errno == EAGAIN)
 			continue;
+		/*
+		 * Not registered.  Linux keeps the registration across fork(),
+		 * but the child of a fork that ran no handlers of ours (the
+		 * malloc library registers them lazily) must not depend on
+		 * it: register and retry.
+		 */
+		if (errno == EPERM && !registered) {
+			registered = true;
+			if (!os_membarrier_register_rseq())
+				continue;
+		}
 		/* Registered at start-up; failing now leaves a race: say so. */
 		slub_report("BUG: membarrier(RSEQ, cpu %u) failed (errno %d)", cpu, errno);
 		return;

@@ -10,6 +10,13 @@
 #define SLUB_OS_H
 
 #include <pthread.h>
+#include <stdbool.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+#include <sys/single_threaded.h>
+#define SLUB_HAVE_SINGLE_THREADED 1
+#else
+#define SLUB_HAVE_SINGLE_THREADED 0
+#endif
 #include <sys/types.h>
 #include "compiler.h"
 
@@ -110,6 +117,20 @@ __hidden void os_membarrier_rseq(unsigned int cpu);
 
 /* Called once at start-up. */
 __hidden void os_init(void);
+
+/*
+ * Can this process have a single thread only?  glibc 2.32+ says so through
+ * __libc_single_threaded, which pthread_create() clears before the new
+ * thread exists.  Elsewhere: never assume it.
+ */
+static inline bool os_single_threaded(void)
+{
+#if SLUB_HAVE_SINGLE_THREADED
+	return __atomic_load_n(&__libc_single_threaded, __ATOMIC_RELAXED);
+#else
+	return false;
+#endif
+}
 
 /* Take (@lock) or release @m: fork handlers do both with one walk. */
 static inline void os_mutex_hold(pthread_mutex_t *m, bool lock)

@@ -362,6 +362,7 @@ static struct page *alloc_large(struct zone *z, gfp_t gfp, unsigned int order)
 static void free_large(struct page *page, unsigned long addr, unsigned int order,
 		       const char *caller)
 {
+	slub_fork_handlers_check();
 	const char *why = NULL;
 	char buf[64];
 	void *base = NULL;
@@ -564,6 +565,7 @@ static void zone_maybe_decay(struct zone *z, uint64_t now)
 
 unsigned long page_alloc_decay(uint64_t now_ms)
 {
+	slub_fork_handlers_check();
 	unsigned long pages = 0;
 	slub_ensure_init();
 	for_each_zone(z) {
@@ -594,6 +596,7 @@ unsigned long page_alloc_resident_free_pages(void)
 
 unsigned long slub_reclaim(void)
 {
+	slub_fork_handlers_check();
 	unsigned long pages = 0;
 	slub_ensure_init();
 	page_alloc_drain_pcp();
@@ -646,6 +649,7 @@ void page_alloc_fork_child(void)
 static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, bool *zero,
 				bool use_pcp)
 {
+	slub_fork_handlers_check();
 	struct page *page = use_pcp ? pcp_alloc(z, order, gfp & __GFP_ZERO, zero) : NULL;
 	if (!page) {
 		bool full = false;
@@ -717,6 +721,7 @@ static void clear_tails(struct page *page, unsigned int order)
 static void free_pages_checked(struct page *page, unsigned int order, const char *caller,
 			       bool use_pcp, bool zero)
 {
+	slub_fork_handlers_check();
 	void *addr = memmap_page_address(page);
 	/*
 	 * PG_head -> 0 by compare-and-swap: of two racing frees of one block
@@ -860,6 +865,7 @@ static void give_range_locked(struct zone *z, struct page *base, uintptr_t from,
 
 struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align)
 {
+	slub_fork_handlers_check();
 	unsigned int order = 0, align_order = 0;
 	bool zero = false;
 
@@ -949,6 +955,7 @@ void release_pages_extent(struct page *page, unsigned long nr)
  */
 static bool resize_buddy_extent(struct page *page, unsigned long nr, unsigned long new_nr)
 {
+	slub_fork_handlers_check();
 	struct mem_region *r = page_region(page);
 	struct zone *z = page_zone(page);
 	uintptr_t start = page_index(page, r);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "init.h"
 #include "os.h"
 
 struct pcpu_chunk {
@@ -48,6 +49,7 @@ static struct pcpu_chunk *pcpu_new_chunk(unsigned int nr_cpus)
 
 void *pcpu_slot_alloc(unsigned int nr_cpus)
 {
+	slub_fork_handlers_check();
 	void *slot = NULL;
 	pthread_mutex_lock(&pcpu_lock);
 	struct pcpu_chunk *chunk = pcpu_chunks;
@@ -81,6 +83,7 @@ static bool slot_is_zero(const void *p)
 
 void pcpu_slot_free(void *slot, unsigned int nr_cpus)
 {
+	slub_fork_handlers_check();
 	/* Read before writing: an untouched unit stays unbacked. */
 	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
 		void *copy = pcpu_slot_of(slot, cpu);

@@ -70,8 +70,9 @@ static void choose_percpu_mode(void)
  * fork(): take every slab lock in the documented order (kmalloc's DMA lock,
  * the cache list, then per cache its CPU slots and its node), so that no
  * other thread is inside a slow path at the fork.  Registered after the
- * page allocator's handlers, so this prepare runs before theirs: slab
- * locks, then page allocator locks, as the lock order says.
+ * page allocator's handlers (slub_fork_handlers_register), so this prepare
+ * runs before theirs: slab locks, then page allocator locks, as the lock
+ * order says.
  */
 static void for_each_cache_lock(bool lock)
 {
@@ -84,7 +85,7 @@ static void for_each_cache_lock(bool lock)
 	}
 }
 
-static void slab_fork_prepare(void)
+void slab_fork_prepare(void)
 {
 	kmalloc_fork_lock(true);
 	pthread_mutex_lock(&slab_caches_lock);
@@ -92,7 +93,7 @@ static void slab_fork_prepare(void)
 	pcpu_fork_lock(true);
 }
 
-static void slab_fork_parent(void)
+void slab_fork_parent(void)
 {
 	pcpu_fork_lock(false);
 	for_each_cache_lock(false);
@@ -100,7 +101,7 @@ static void slab_fork_parent(void)
 	kmalloc_fork_lock(false);
 }
 
-static void slab_fork_child(void)
+void slab_fork_child(void)
 {
 	struct list_head *pos;
 	list_for_each(pos, &slab_caches) {
@@ -123,14 +124,6 @@ static void slab_fork_child(void)
 	}
 }
 
-/*
- * After the page allocator's handlers (constructor 101), so that this
- * prepare runs first: slab locks before page allocator locks.
- */
-__attribute__((constructor(102))) static void register_slab_fork_handlers(void)
-{
-	pthread_atfork(slab_fork_prepare, slab_fork_parent, slab_fork_child);
-}
 
 /*
  * Whether start-up made the boot cache.  It fails on an unusable system
@@ -317,6 +310,7 @@ static const char *create_check(const char *name, unsigned int size, unsigned in
 struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size, unsigned int align,
 				       slab_flags_t flags, void (*ctor)(void *), unsigned int max_order)
 {
+	slub_fork_handlers_check();
 	/* Called by start-up itself too: check the boot cache, not slab_ready. */
 	if (!__atomic_load_n(&boot_cache_open, __ATOMIC_ACQUIRE))
 		return NULL;	/* no boot cache to take a struct kmem_cache from */
@@ -357,6 +351,7 @@ struct kmem_cache *kmem_cache_create(const char *name, unsigned int size, unsign
 
 void kmem_cache_destroy(struct kmem_cache *s)
 {
+	slub_fork_handlers_check();
 	if (!s)
 		return;
 	pthread_mutex_lock(&slab_caches_lock);
@@ -391,6 +386,7 @@ unsigned int kmem_cache_size(struct kmem_cache *s)
 
 void slab_for_each_cache(void (*fn)(struct kmem_cache *s, void *arg), void *arg)
 {
+	slub_fork_handlers_check();
 	struct list_head *pos;
 	slab_ensure_init();
 	pthread_mutex_lock(&slab_caches_lock);

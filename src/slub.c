@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "init.h"
 #include "report.h"
 
 static struct kmem_cache_node *get_node(struct kmem_cache *s)
@@ -387,6 +388,7 @@ static void flush_slot(struct kmem_cache *s, unsigned int cpu)
 
 void kmem_cache_flush_all(struct kmem_cache *s)
 {
+	slub_fork_handlers_check();
 	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++)
 		flush_slot(s, cpu);
 }
@@ -526,6 +528,7 @@ static struct page *get_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu 
 
 void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
+	slub_fork_handlers_check();
 	unsigned int cpu = this_cpu_slot(s);
 	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 	unsigned long tid;
@@ -591,6 +594,7 @@ load:
  */
 void __slab_free(struct kmem_cache *s, struct page *slab, void *object)
 {
+	slub_fork_handlers_check();
 	struct kmem_cache_node *n = get_node(s);
 	bool locked = false, on_node_partial = false, was_full;
 	bool cpu_partial = s->cpu_partial_slabs != 0;
@@ -651,6 +655,7 @@ void __slab_free(struct kmem_cache *s, struct page *slab, void *object)
  */
 int __kmem_cache_shrink(struct kmem_cache *s)
 {
+	slub_fork_handlers_check();
 	struct kmem_cache_node *n = get_node(s);
 	struct list_head buckets[33];
 	struct page *discard = NULL;

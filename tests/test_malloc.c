@@ -489,12 +489,58 @@ static void threads_and_fork(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/*
+ * A program's fork handler that allocates, registered while the process
+ * has one thread (before ours, which libslub-malloc.so registers lazily):
+ * its prepare must still run while our locks are free.  3 MiB is a buddy
+ * extent, which takes the zone lock our prepare holds.  A hang is killed
+ * by the alarm.
+ */
+static void *prepare_block;
+static void allocating_prepare(void)
+{
+	prepare_block = malloc(OPAQUE(3 << 20));
+}
+
+static void allocating_parent_or_child(void)
+{
+	free(prepare_block);
+	prepare_block = NULL;
+}
+
+static int fork_with_allocating_handler(void)
+{
+	alarm(30);
+	pthread_atfork(allocating_prepare, allocating_parent_or_child, allocating_parent_or_child);
+	pthread_t t;
+	void *p = NULL;
+	pthread_create(&t, NULL, thread_alloc, &p);	/* now our handlers exist */
+	pthread_join(t, NULL);
+	free(p);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(prepare_block == NULL && malloc(OPAQUE(1 << 20)) ? 0 : 1);
+	int status;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return 2;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 && !prepare_block ? 0 : 3;
+}
+
+static void prepare_handlers_may_allocate(void)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "%s --fork-with-allocating-handler", self);
+	CHECK_EQ(system(cmd), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--release-once"))
 		return release_once();
 	if (argc > 1 && !strcmp(argv[1], "--one-class"))
 		return one_class();
+	if (argc > 1 && !strcmp(argv[1], "--fork-with-allocating-handler"))
+		return fork_with_allocating_handler();
 	self = argv[0];
 	RUN(we_are_the_allocator);
 	RUN(sizes_and_alignment);
@@ -509,5 +555,6 @@ int main(int argc, char **argv)
 	RUN(free_keeps_errno);
 	RUN(trim_and_info);
 	RUN(threads_and_fork);
+	RUN(prepare_handlers_may_allocate);
 	return check_done();
 }

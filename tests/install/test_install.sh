@@ -21,11 +21,12 @@ declared=$(grep -E '^SLUB_API' "$src/include/slub.h" | sed -E 's/.*[ *]([A-Za-z_
 [ "$exported" = "$declared" ] || fail "exported symbols differ from slub.h:
 $(diff <(echo "$declared") <(echo "$exported") || true)"
 
-# libslub-malloc.so: the same API plus the malloc family and glibc's aliases.
+# libslub-malloc.so: the same API plus the malloc family, glibc's aliases and
+# __register_atfork (pthread_atfork's, passed on: src/malloc_fork.c).
 malloc_names="aligned_alloc calloc cfree free mallinfo mallinfo2 malloc malloc_info malloc_stats
 malloc_trim malloc_usable_size mallopt memalign posix_memalign pvalloc realloc reallocarray valloc
 __libc_calloc __libc_free __libc_mallinfo __libc_malloc __libc_mallopt __libc_memalign
-__libc_pvalloc __libc_realloc __libc_reallocarray __libc_valloc"
+__libc_pvalloc __libc_realloc __libc_reallocarray __libc_valloc __register_atfork"
 exported_m=$(nm -D --defined-only "$prefix/lib/libslub-malloc.so" | awk '{print $3}' | sort)
 declared_m=$( (echo "$declared"; tr ' ' '\n' <<<"$malloc_names" | grep .) | sort)
 [ "$exported_m" = "$declared_m" ] || fail "libslub-malloc.so exports differ:
