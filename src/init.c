@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "init.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -63,22 +64,59 @@ __attribute__((weak)) int slub_atfork(void (*prepare)(void), void (*parent)(void
 	return pthread_atfork(prepare, parent, child);
 }
 
+/* The process that set REGISTERING (all its threads share the pid). */
+static pid_t fork_registrant_pid;
+/* This thread is registering: what pthread_atfork calls must not wait. */
+static __thread bool fork_registrant __attribute__((tls_model("initial-exec")));
+
+bool slub_fork_handlers_registering_here(void)
+{
+	return fork_registrant;
+}
+
 /*
  * The page allocator's handlers first, then the slab layer's: prepare
  * handlers run last-registered-first, so slab locks are taken before
- * page allocator locks, as the lock order says.  pthread_atfork()
- * allocates; a slow path it reaches sees REGISTERING and goes on.
+ * page allocator locks, as the lock order says.  pthread_atfork() may
+ * allocate; the slow paths it reaches see this thread registering.
  */
-void slub_fork_handlers_register(void)
+static void register_now(void)
 {
-	int none = FORK_HANDLERS_NONE;
-	if (!__atomic_compare_exchange_n(&slub_fork_handlers, &none, FORK_HANDLERS_REGISTERING,
-					 false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return;
+	fork_registrant = true;
 	if (slub_atfork(fork_prepare, fork_parent, fork_child) ||
 	    slub_atfork(slab_fork_prepare, slab_fork_parent, slab_fork_child))
 		slub_report("pthread_atfork failed: a fork while other threads allocate may hang the child");
+	fork_registrant = false;
 	__atomic_store_n(&slub_fork_handlers, FORK_HANDLERS_READY, __ATOMIC_RELEASE);
+}
+
+void slub_fork_handlers_register(bool wait)
+{
+	for (;;) {
+		int state = __atomic_load_n(&slub_fork_handlers, __ATOMIC_ACQUIRE);
+		if (state == FORK_HANDLERS_READY || fork_registrant)
+			return;
+		if (state == FORK_HANDLERS_NONE) {
+			/* Before the claim: whoever sees REGISTERING sees our pid. */
+			__atomic_store_n(&fork_registrant_pid, getpid(), __ATOMIC_RELAXED);
+			if (__atomic_compare_exchange_n(&slub_fork_handlers, &state,
+							FORK_HANDLERS_REGISTERING, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+				register_now();
+				return;
+			}
+			continue;
+		}
+		/* REGISTERING in a parent that forked meanwhile: nobody here will finish. */
+		if (__atomic_load_n(&fork_registrant_pid, __ATOMIC_RELAXED) != getpid()) {
+			__atomic_compare_exchange_n(&slub_fork_handlers, &state, FORK_HANDLERS_NONE,
+						    false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+			continue;
+		}
+		if (!wait)
+			return;
+		sched_yield();
+	}
 }
 
 /*
@@ -91,7 +129,7 @@ void slub_fork_handlers_register(void)
 __attribute__((constructor(101))) static void init_at_load(void)
 {
 	if (!slub_fork_handlers_lazy())
-		slub_fork_handlers_register();
+		slub_fork_handlers_register(true);
 	/*
 	 * A preloaded allocator can start before glibc has set environ; then
 	 * SLUB_OPTIONS was never seen.  Options cannot change once caches

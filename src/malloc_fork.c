@@ -10,35 +10,34 @@
  * call on to glibc's, found with dlsym(RTLD_NEXT) (the caller's
  * dso_handle must reach it: dlclose() unregisters by it).
  *
- * Our own go in another way, which needs no dlsym in calloc: the dynamic
+ * Ours go in another way, which needs no dlsym in calloc.  The dynamic
  * linker lets an unversioned definition (ours) satisfy a versioned
- * reference, so even __register_atfork@GLIBC_2.3.2 would find us again,
- * but glibc's first pthread_atfork (kept for programs linked against the
- * old libpthread) calls its __register_atfork directly; we call that one
- * by its version.  Where that version is unknown, the handlers are
- * registered at load, as in libslub.so.
+ * reference, so even __register_atfork@GLIBC_2.3.2 would find us again;
+ * but since glibc 2.34 (libpthread merged into libc) the pthread_atfork
+ * kept for programs linked against the old libpthread jumps straight to
+ * glibc's __register_atfork, and we call that one by its version.  Should
+ * it come back to us after all (an interposer of pthread_atfork that calls
+ * __register_atfork), the call is passed on, not waited on.  Elsewhere (not
+ * x86-64, older glibc) the handlers are registered at load, as in
+ * libslub.so.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 
 #include "init.h"
+#include "report.h"
 
-#if SLUB_HAVE_SINGLE_THREADED && (defined(__x86_64__) || defined(__aarch64__))
-
-#if defined(__x86_64__)
-#define PTHREAD_ATFORK_COMPAT "GLIBC_2.2.5"
-#else
-#define PTHREAD_ATFORK_COMPAT "GLIBC_2.17"	/* arm64's first glibc */
-#endif
+#if defined(__x86_64__) && defined(__GLIBC__) && \
+	(__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34)) && SLUB_HAVE_SINGLE_THREADED
 
 typedef void (*fork_handler_fn)(void);
 
 int libc_pthread_atfork(fork_handler_fn prepare, fork_handler_fn parent, fork_handler_fn child);
-__asm__(".symver libc_pthread_atfork, pthread_atfork@" PTHREAD_ATFORK_COMPAT);
+__asm__(".symver libc_pthread_atfork, pthread_atfork@GLIBC_2.2.5");
 
-/* libc's own, as the next definition after ours, found once it is needed. */
+/* glibc's __register_atfork, the next definition after ours. */
 static int (*libc_register_atfork)(fork_handler_fn, fork_handler_fn, fork_handler_fn, void *);
 
 bool slub_fork_handlers_lazy(void)
@@ -57,16 +56,17 @@ int __register_atfork(fork_handler_fn prepare, fork_handler_fn parent, fork_hand
 int __register_atfork(fork_handler_fn prepare, fork_handler_fn parent, fork_handler_fn child,
 		      void *dso_handle)
 {
-	slub_fork_handlers_register();
-	/* Another thread is registering ours: theirs must come after. */
-	while (__atomic_load_n(&slub_fork_handlers, __ATOMIC_ACQUIRE) != FORK_HANDLERS_READY)
-		sched_yield();
+	/* Ours first (waiting for another thread's registration to finish). */
+	slub_fork_handlers_register(true);
 	__typeof__(libc_register_atfork) next = __atomic_load_n(&libc_register_atfork,
 								 __ATOMIC_ACQUIRE);
 	if (!next) {
 		next = (__typeof__(next))dlsym(RTLD_NEXT, "__register_atfork");
-		if (!next)
-			return libc_pthread_atfork(prepare, parent, child);	/* no handle, still run */
+		if (!next) {
+			slub_report("pthread_atfork: glibc's __register_atfork not found; "
+				    "handlers not registered");
+			return ENOMEM;
+		}
 		__atomic_store_n(&libc_register_atfork, next, __ATOMIC_RELEASE);
 	}
 	return next(prepare, parent, child, dso_handle);

@@ -362,7 +362,6 @@ static struct page *alloc_large(struct zone *z, gfp_t gfp, unsigned int order)
 static void free_large(struct page *page, unsigned long addr, unsigned int order,
 		       const char *caller)
 {
-	slub_fork_handlers_check();
 	const char *why = NULL;
 	char buf[64];
 	void *base = NULL;
@@ -582,6 +581,7 @@ unsigned long page_alloc_decay(uint64_t now_ms)
 
 unsigned long page_alloc_resident_free_pages(void)
 {
+	slub_fork_handlers_check();
 	unsigned long pages = 0;
 	slub_ensure_init();
 	for_each_zone(z) {

@@ -168,6 +168,7 @@ static unsigned long validate_zone(struct zone *z, unsigned long pcp_listed)
 
 unsigned long page_alloc_validate(void)
 {
+	slub_fork_handlers_check();
 	unsigned long errors = 0;
 	slub_ensure_init();
 	for_each_zone(z) {
@@ -184,6 +185,7 @@ unsigned long page_alloc_validate(void)
 void page_alloc_buddyinfo(int nid, enum zone_type zt,
 			  unsigned long nr_free[MAX_PAGE_ORDER + 1], unsigned long *managed)
 {
+	slub_fork_handlers_check();
 	struct zone *z = &page_alloc_nodes[nid].node_zones[zt];
 	slub_ensure_init();
 	pthread_mutex_lock(&z->lock);

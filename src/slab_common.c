@@ -114,9 +114,10 @@ void slab_fork_child(void)
 	pcpu_fork_child();
 	kmalloc_fork_child();
 	/*
-	 * A forked child is a new process for membarrier: register it again.
-	 * Should that fail, the child (one thread now) can still switch to
-	 * the cmpxchg16b protocol: the slots are valid in both.
+	 * Linux keeps the membarrier registration across fork(); register
+	 * anyway, not to depend on it.  Should that fail, the child (one
+	 * thread now) can still switch to the cmpxchg16b protocol: the slots
+	 * are valid in both.
 	 */
 	if (slub_percpu_rseq && os_membarrier_register_rseq()) {
 		slab_set_percpu_mode(0);
@@ -398,6 +399,7 @@ void slab_for_each_cache(void (*fn)(struct kmem_cache *s, void *arg), void *arg)
 /* Validate every cache (tests; needs a quiet allocator). */
 unsigned long slab_validate_all(void)
 {
+	slub_fork_handlers_check();
 	unsigned long errors = 0;
 	struct list_head *pos;
 	slab_ensure_init();

@@ -1,7 +1,8 @@
 /*
  * test_init.c - start-up and fork(): a child forked while other threads
  * hold allocator locks can still allocate; start-up happens once even when
- * many threads race to be first.
+ * many threads race to be first; a fork that cuts the handlers' registration
+ * short does not leave the child waiting for it.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -10,6 +11,7 @@
 
 #include <slub.h>
 #include "check.h"
+#include "init.h"
 #include "page_alloc.h"
 
 static int stop;
@@ -87,9 +89,35 @@ static void racing_start_up(void)
 	}
 }
 
+/*
+ * A fork in the middle of registering the fork handlers (another thread of
+ * the parent was inside pthread_atfork) leaves the child with REGISTERING
+ * and nobody to finish: the child must register them itself, not wait for
+ * ever.  Without @wait, a thread of the registering process goes on.
+ */
+static void registration_cut_by_fork(void)
+{
+	CHECK_EQ(slub_fork_handlers, FORK_HANDLERS_READY);	/* libslub registers at load */
+	__atomic_store_n(&slub_fork_handlers, FORK_HANDLERS_REGISTERING, __ATOMIC_RELEASE);
+	slub_fork_handlers_register(false);	/* the registrant's process: goes on */
+	CHECK_EQ(slub_fork_handlers, FORK_HANDLERS_REGISTERING);
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(10);
+		slub_fork_handlers_register(true);
+		/* _exit: the handlers are now there twice; this child never forks. */
+		_exit(slub_fork_handlers == FORK_HANDLERS_READY ? 0 : 1);
+	}
+	__atomic_store_n(&slub_fork_handlers, FORK_HANDLERS_READY, __ATOMIC_RELEASE);
+	int status;
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
 	RUN(racing_start_up);
 	RUN(fork_while_allocating);
+	RUN(registration_cut_by_fork);
 	return check_done();
 }

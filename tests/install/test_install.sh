@@ -21,12 +21,18 @@ declared=$(grep -E '^SLUB_API' "$src/include/slub.h" | sed -E 's/.*[ *]([A-Za-z_
 [ "$exported" = "$declared" ] || fail "exported symbols differ from slub.h:
 $(diff <(echo "$declared") <(echo "$exported") || true)"
 
-# libslub-malloc.so: the same API plus the malloc family, glibc's aliases and
-# __register_atfork (pthread_atfork's, passed on: src/malloc_fork.c).
+# libslub-malloc.so: the same API plus the malloc family, glibc's aliases and,
+# on x86-64 with glibc 2.34 or later, __register_atfork (pthread_atfork's,
+# passed on: src/malloc_fork.c).
 malloc_names="aligned_alloc calloc cfree free mallinfo mallinfo2 malloc malloc_info malloc_stats
 malloc_trim malloc_usable_size mallopt memalign posix_memalign pvalloc realloc reallocarray valloc
 __libc_calloc __libc_free __libc_mallinfo __libc_malloc __libc_mallopt __libc_memalign
-__libc_pvalloc __libc_realloc __libc_reallocarray __libc_valloc __register_atfork"
+__libc_pvalloc __libc_realloc __libc_reallocarray __libc_valloc"
+glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+if [ "$(uname -m)" = x86_64 ] && [ -n "$glibc" ] &&
+   [ "$(printf '%s\n' 2.34 "$glibc" | sort -V | head -1)" = 2.34 ]; then
+	malloc_names="$malloc_names __register_atfork"
+fi
 exported_m=$(nm -D --defined-only "$prefix/lib/libslub-malloc.so" | awk '{print $3}' | sort)
 declared_m=$( (echo "$declared"; tr ' ' '\n' <<<"$malloc_names" | grep .) | sort)
 [ "$exported_m" = "$declared_m" ] || fail "libslub-malloc.so exports differ:
