@@ -69,6 +69,7 @@ enum pageflags {
 	PG_slab_partial = 1u << 9,	/* slab is on its node's partial list */
 	PG_kmalloc_large = 1u << 10,	/* block is a large kmalloc allocation */
 	PG_extent = 1u << 11,		/* first block of a malloc extent (nr_extent_pages) */
+	PG_headonly = 1u << 12,		/* allocated block whose tails stay zero (extents) */
 };
 
 /*
@@ -212,8 +213,11 @@ static inline void set_page_flags(struct page *page, uint32_t flags)
 
 /*
  * The head of the allocated block @page belongs to.  Tails of buddy blocks
- * point at their head; tails of a large region are never written (it would
- * touch 16 MiB of descriptors per GiB), so they resolve through the region.
+ * point at their head, except a malloc extent's (PG_headonly: only the
+ * start of an extent is ever looked up, and its tails would cost 1.6% of
+ * its size in descriptors, touched or not); tails of a large region are
+ * never written either (16 MiB of descriptors per GiB), so they resolve
+ * through the region.
  */
 static inline struct page *compound_head(struct page *page)
 {

@@ -286,13 +286,19 @@ void zone_give_locked(struct zone *z, struct page *page, unsigned int order, boo
 	zone_maybe_decay(z, now);
 }
 
-static void prep_new_page(struct zone *z, struct page *page, unsigned int order)
+/* The head only: @flags PG_head, or PG_head | PG_headonly (tails left zero). */
+static void prep_head(struct zone *z, struct page *page, unsigned int order, uint32_t flags)
 {
-	set_page_flags(page, PG_head);
+	set_page_flags(page, flags);
 	page->order = (uint8_t)order;
 	page->zone = (uint8_t)z->type;
 	page->node = (uint16_t)z->node;
 	page->compound_head = 0;
+}
+
+static void prep_new_page(struct zone *z, struct page *page, unsigned int order)
+{
+	prep_head(z, page, order, PG_head);
 	for (unsigned long i = 1; i < 1UL << order; i++) {
 		set_page_flags(&page[i], PG_tail);
 		__atomic_store_n(&page[i].compound_head, (uintptr_t)page | 1, __ATOMIC_RELAXED);
@@ -645,9 +651,12 @@ void page_alloc_fork_child(void)
 
 /* ---- the page API ----------------------------------------------------------- */
 
-/* A buddy block of @order (<= MAX_PAGE_ORDER) from @z, prepared; *zero: known zero. */
+/*
+ * A buddy block of @order (<= MAX_PAGE_ORDER) from @z, prepared (@head_only:
+ * its head, for an extent); *zero: known zero.
+ */
 static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, bool *zero,
-				bool use_pcp)
+				bool use_pcp, bool head_only)
 {
 	slub_fork_handlers_check();
 	struct page *page = use_pcp ? pcp_alloc(z, order, gfp & __GFP_ZERO, zero) : NULL;
@@ -666,7 +675,10 @@ static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, b
 			return alloc_failed(gfp, order, full ? "no address space left below 4 GiB"
 							     : "out of memory");
 	}
-	prep_new_page(z, page, order);
+	if (head_only)
+		prep_head(z, page, order, PG_head | PG_headonly);
+	else
+		prep_new_page(z, page, order);
 	return page;
 }
 
@@ -683,7 +695,7 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 			return alloc_failed(gfp, order, "order too large");
 		return alloc_large(z, gfp, order);
 	}
-	struct page *page = buddy_alloc(z, gfp, order, &zero, true);
+	struct page *page = buddy_alloc(z, gfp, order, &zero, true, false);
 	if (page && (gfp & __GFP_ZERO) && !zero)
 		memset(memmap_page_address(page), 0, PAGE_SIZE << order);
 	return page;
@@ -752,7 +764,8 @@ static void free_pages_checked(struct page *page, unsigned int order, const char
 		bad_page(caller, addr, order, why);
 		return;
 	}
-	clear_tails(page, order);
+	if (!(flags & PG_headonly))
+		clear_tails(page, order);
 	struct zone *z = page_zone(page);
 	if (use_pcp && pcp_free(z, page, order))
 		return;
@@ -834,12 +847,27 @@ static inline unsigned int extent_next_order(unsigned long rest)
 	     rest_ && (order = extent_next_order(rest_), true);                  \
 	     off += 1UL << order, rest_ -= 1UL << order)
 
-/* Cut the extent at @page anew for @nr pages (its blocks' head and tails). */
-static void extent_recut(struct zone *z, struct page *page, unsigned long nr)
+/* Make a descriptor inside an extent's block a zero tail again. */
+static void clear_descriptor(struct page *page)
+{
+	set_page_flags(page, 0);
+	__atomic_store_n(&page->compound_head, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * Cut the extent at @page, cut for @old_nr pages (0: a new block, all
+ * tails zero), anew for @nr: the old cut's inner heads become zero tails,
+ * then each new block gets its head.  Tails are never written (PG_headonly).
+ */
+static void extent_recut(struct zone *z, struct page *page, unsigned long old_nr,
+			 unsigned long nr)
 {
 	uint32_t keep = page_flags(page) & PG_extent;
+	for_each_extent_block(off, order, old_nr)
+		if (off)
+			clear_descriptor(page + off);
 	for_each_extent_block(off, order, nr)
-		prep_new_page(z, page + off, (unsigned int)order);
+		prep_head(z, page + off, (unsigned int)order, PG_head | PG_headonly);
 	__atomic_or_fetch(&page->flags, keep, __ATOMIC_RELAXED);
 }
 
@@ -855,9 +883,7 @@ static void give_range_locked(struct zone *z, struct page *base, uintptr_t from,
 		while (from + (1UL << k) > to)
 			k--;
 		struct page *piece = base + from;
-		clear_tails(piece, k);
-		set_page_flags(piece, 0);
-		piece->compound_head = 0;
+		clear_descriptor(piece);	/* its tails are zero: extents write none */
 		free_one_page(z, piece, k, zero, stamp);
 		from += 1UL << k;
 	}
@@ -898,11 +924,11 @@ struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align
 	 * dirty, while the next extent takes fresh pages (git log: 2x the RSS).
 	 * Without __GFP_ZERO: only the kept pages need clearing, not the rounding.
 	 */
-	struct page *block = buddy_alloc(z, gfp & ~__GFP_ZERO, order, &zero, false);
+	struct page *block = buddy_alloc(z, gfp & ~__GFP_ZERO, order, &zero, false, true);
 	if (!block)
 		return NULL;
 	/* Re-cut the block: the extent's blocks first, then what goes back. */
-	extent_recut(z, block, nr);
+	extent_recut(z, block, 0, nr);
 	struct mem_region *r = page_region(block);
 	uintptr_t start = page_index(block, r);
 	uint64_t now = os_now_ms();
@@ -991,13 +1017,14 @@ static bool resize_buddy_extent(struct page *page, unsigned long nr, unsigned lo
 			bool zero = page_flags(block) & PG_zero;
 			uint64_t stamp = block->free_stamp >> 1;
 			del_from_free_list(z, block, order);
+			clear_descriptor(block);	/* inside the extent now */
 			idx += 1UL << order;
 			if (idx > new_end)
 				give_range_locked(z, (struct page *)r, new_end, idx, zero, stamp);
 		}
-		extent_recut(z, page, new_nr);
+		extent_recut(z, page, nr, new_nr);
 	} else {
-		extent_recut(z, page, new_nr);
+		extent_recut(z, page, nr, new_nr);
 		give_range_locked(z, (struct page *)r, new_end, end, false, os_now_ms());
 	}
 	pthread_mutex_unlock(&z->lock);

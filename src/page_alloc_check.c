@@ -106,7 +106,7 @@ static unsigned long check_section(struct zone *z, struct mem_region *r,
 		}
 		for (unsigned long i = 1; i < nr; i++) {
 			struct page *tail = page + i;
-			bool ok = flags & PG_head ?
+			bool ok = (flags & (PG_head | PG_headonly)) == PG_head ?
 				page_flags(tail) == PG_tail && tail->compound_head == ((uintptr_t)page | 1) :
 				page_flags(tail) == 0 && tail->compound_head == 0;
 			if (!ok) {
