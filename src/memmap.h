@@ -24,7 +24,8 @@
  *   - table[slot] is 0 or the base of the one region covering the slot.
  *   - The mem_map covers every page of every slot of the region, so a lookup
  *     of any address in an owned slot reads committed memory.
- *   - An all-zero descriptor means "not in use by anyone".
+ *   - An all-zero descriptor means "not the start of anything": no block
+ *     is in use from it (tails of extents and large regions are left zero).
  *   - Regions of kind SECTION are never unmapped: pointers into them stay
  *     resolvable for the life of the process.
  */
@@ -215,9 +216,10 @@ static inline void set_page_flags(struct page *page, uint32_t flags)
  * The head of the allocated block @page belongs to.  Tails of buddy blocks
  * point at their head, except a malloc extent's (PG_headonly: only the
  * start of an extent is ever looked up, and its tails would cost 1.6% of
- * its size in descriptors, touched or not); tails of a large region are
- * never written either (16 MiB of descriptors per GiB), so they resolve
- * through the region.
+ * its size in descriptors, touched or not): such a tail is a zero
+ * descriptor, its own "head", where callers find no block.  Tails of a
+ * large region are never written either (16 MiB of descriptors per GiB);
+ * they resolve through the region.
  */
 static inline struct page *compound_head(struct page *page)
 {

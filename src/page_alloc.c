@@ -10,6 +10,7 @@
  *   PG_buddy [+PG_zero]  free, on free_area[order].dirty or .clean
  *   PG_isolated          free, off the lists while the decay decommits it
  *   PG_head              allocated; tails carry PG_tail and a head pointer
+ *   PG_head+PG_headonly  allocated block of a malloc extent; tails stay zero
  * Tails of free blocks are all-zero descriptors.
  */
 #define _GNU_SOURCE
@@ -750,7 +751,7 @@ static void free_pages_checked(struct page *page, unsigned int order, const char
 			 head->order, memmap_page_address(head));
 		why = buf;
 	} else if (!(flags & PG_head)) {
-		why = "not an allocated block (a double free, or never handed out)";
+		why = "not an allocated block (a double free, never handed out, or inside a malloc extent)";
 	} else if (flags & PG_slab) {
 		why = "the page belongs to a slab";
 	} else if (page->order != order) {
@@ -847,7 +848,11 @@ static inline unsigned int extent_next_order(unsigned long rest)
 	     rest_ && (order = extent_next_order(rest_), true);                  \
 	     off += 1UL << order, rest_ -= 1UL << order)
 
-/* Make a descriptor inside an extent's block a zero tail again. */
+/*
+ * Zero a descriptor's flags and head pointer (an old cut head becomes a
+ * zero tail; order, zone, node and lru stay stale, read by nobody while
+ * no flag is set).
+ */
 static void clear_descriptor(struct page *page)
 {
 	set_page_flags(page, 0);
@@ -883,7 +888,7 @@ static void give_range_locked(struct zone *z, struct page *base, uintptr_t from,
 		while (from + (1UL << k) > to)
 			k--;
 		struct page *piece = base + from;
-		clear_descriptor(piece);	/* its tails are zero: extents write none */
+		clear_descriptor(piece);	/* zero already; its tails too: extents write none */
 		free_one_page(z, piece, k, zero, stamp);
 		from += 1UL << k;
 	}
@@ -1016,8 +1021,7 @@ static bool resize_buddy_extent(struct page *page, unsigned long nr, unsigned lo
 			unsigned int order = block->order;
 			bool zero = page_flags(block) & PG_zero;
 			uint64_t stamp = block->free_stamp >> 1;
-			del_from_free_list(z, block, order);
-			clear_descriptor(block);	/* inside the extent now */
+			del_from_free_list(z, block, order);	/* leaves its head zero */
 			idx += 1UL << order;
 			if (idx > new_end)
 				give_range_locked(z, (struct page *)r, new_end, idx, zero, stamp);

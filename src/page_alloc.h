@@ -98,7 +98,8 @@ __hidden void zone_give_locked(struct zone *z, struct page *page, unsigned int o
  * Extents: @nr pages exactly (alloc_pages_exact, without the power-of-two
  * rounding), at an address aligned to @align (a power of two; page
  * alignment below a page).  Up to MAX_PAGE_ORDER the extent is a run of
- * buddy blocks, each a compound block of its own, and what rounding up took
+ * buddy blocks, each with its head written and its tails left zero (only the
+ * extent's start is ever looked up: PG_headonly), and what rounding up took
  * is given back at once; above, a mapping of its own, @nr pages long.
  * free_pages_extent() needs the same @nr.  NULL + ENOMEM on failure.
  */
