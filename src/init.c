@@ -69,11 +69,6 @@ static pid_t fork_registrant_pid;
 /* This thread is registering: what pthread_atfork calls must not wait. */
 static __thread bool fork_registrant __attribute__((tls_model("initial-exec")));
 
-bool slub_fork_handlers_registering_here(void)
-{
-	return fork_registrant;
-}
-
 /*
  * The page allocator's handlers first, then the slab layer's: prepare
  * handlers run last-registered-first, so slab locks are taken before

@@ -52,8 +52,6 @@ extern __hidden int slub_fork_handlers;
  * @wait) under way in another one.  Any thread, any time.
  */
 __hidden void slub_fork_handlers_register(bool wait);
-/* Is this thread inside slub_fork_handlers_register()? */
-__hidden bool slub_fork_handlers_registering_here(void);
 /* The platform's pthread_atfork; the malloc library's bypasses its own. */
 __hidden int slub_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
 /* True in the malloc library where it can register lazily. */

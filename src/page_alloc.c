@@ -653,11 +653,12 @@ void page_alloc_fork_child(void)
 /* ---- the page API ----------------------------------------------------------- */
 
 /*
- * A buddy block of @order (<= MAX_PAGE_ORDER) from @z, prepared (@head_only:
- * its head, for an extent); *zero: known zero.
+ * A buddy block of @order (<= MAX_PAGE_ORDER) from @z, its descriptors all
+ * zero: the caller prepares it (a compound block, or an extent's cut);
+ * *zero: known zero.
  */
 static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, bool *zero,
-				bool use_pcp, bool head_only)
+				bool use_pcp)
 {
 	slub_fork_handlers_check();
 	struct page *page = use_pcp ? pcp_alloc(z, order, gfp & __GFP_ZERO, zero) : NULL;
@@ -676,10 +677,6 @@ static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, b
 			return alloc_failed(gfp, order, full ? "no address space left below 4 GiB"
 							     : "out of memory");
 	}
-	if (head_only)
-		prep_head(z, page, order, PG_head | PG_headonly);
-	else
-		prep_new_page(z, page, order);
 	return page;
 }
 
@@ -696,8 +693,11 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 			return alloc_failed(gfp, order, "order too large");
 		return alloc_large(z, gfp, order);
 	}
-	struct page *page = buddy_alloc(z, gfp, order, &zero, true, false);
-	if (page && (gfp & __GFP_ZERO) && !zero)
+	struct page *page = buddy_alloc(z, gfp, order, &zero, true);
+	if (!page)
+		return NULL;
+	prep_new_page(z, page, order);
+	if ((gfp & __GFP_ZERO) && !zero)
 		memset(memmap_page_address(page), 0, PAGE_SIZE << order);
 	return page;
 }
@@ -929,7 +929,7 @@ struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align
 	 * dirty, while the next extent takes fresh pages (git log: 2x the RSS).
 	 * Without __GFP_ZERO: only the kept pages need clearing, not the rounding.
 	 */
-	struct page *block = buddy_alloc(z, gfp & ~__GFP_ZERO, order, &zero, false, true);
+	struct page *block = buddy_alloc(z, gfp & ~__GFP_ZERO, order, &zero, false);
 	if (!block)
 		return NULL;
 	/* Re-cut the block: the extent's blocks first, then what goes back. */
