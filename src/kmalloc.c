@@ -177,10 +177,10 @@ void *kcalloc(size_t n, size_t size, gfp_t gfp)
 enum kobj_kind { KOBJ_BAD, KOBJ_SLAB, KOBJ_LARGE };
 
 static enum kobj_kind classify(const void *p, const char *caller,
-				      struct kmem_cache **sp, struct page **pagep)
+				      struct kmem_cache **sp, struct slab **slabp, struct page **pagep)
 {
 	uintptr_t start;
-	struct page *slab;
+	struct slab *slab;
 	struct kmem_cache *s = object_slab(p, &slab, &start);
 	if (likely(s)) {
 		if (unlikely(!slab_object_valid_at(s, slab, start, p))) {
@@ -188,7 +188,7 @@ static enum kobj_kind classify(const void *p, const char *caller,
 			return KOBJ_BAD;
 		}
 		*sp = s;
-		*pagep = slab;
+		*slabp = slab;
 		return KOBJ_SLAB;
 	}
 	struct page *page = memmap_virt_to_page(p);
@@ -216,11 +216,12 @@ size_t slab_ksize(const struct kmem_cache *s)
 size_t ksize_of(const void *p, const char *caller, bool *ok)
 {
 	struct kmem_cache *s;
+	struct slab *slab;
 	struct page *page;
 	*ok = true;
 	if (ZERO_OR_NULL_PTR(p))
 		return 0;
-	switch (classify(p, caller, &s, &page)) {
+	switch (classify(p, caller, &s, &slab, &page)) {
 	case KOBJ_SLAB:
 		return slab_ksize(s);
 	case KOBJ_LARGE:
@@ -240,12 +241,13 @@ size_t ksize(const void *p)
 void kfree_checked(const void *p, const char *caller)
 {
 	struct kmem_cache *s;
+	struct slab *slab;
 	struct page *page;
 	if (unlikely(ZERO_OR_NULL_PTR(p)))
 		return;
-	switch (classify(p, caller, &s, &page)) {
+	switch (classify(p, caller, &s, &slab, &page)) {
 	case KOBJ_SLAB:
-		slab_free(s, page, (void *)p);
+		slab_free(s, slab, (void *)p);
 		break;
 	case KOBJ_LARGE:
 		__atomic_and_fetch(&page->flags, ~PG_kmalloc_large, __ATOMIC_ACQ_REL);
@@ -264,7 +266,7 @@ static __noinline void kfree_slow(const void *p)
 void kfree(const void *p)
 {
 	/* The common case inline; NULL, ZERO_SIZE_PTR, large blocks and bad pointers below. */
-	struct page *slab;
+	struct slab *slab;
 	struct kmem_cache *s = object_cache(p, &slab);
 	if (likely(s))
 		slab_free(s, slab, (void *)p);

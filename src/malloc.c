@@ -168,7 +168,7 @@ static __noinline void free_slow(void *p, const char *caller)
 
 MALLOC_API void free(void *p)
 {
-	struct page *slab;
+	struct slab *slab;
 	struct kmem_cache *s = object_cache(p, &slab);
 	if (likely(s))
 		slab_free(s, slab, p);
@@ -179,7 +179,7 @@ MALLOC_API void free(void *p)
 /* What the caller may use at @p; *ok false (after a report) if @p is not ours. */
 static size_t usable_size(const void *p, const char *caller, bool *ok)
 {
-	struct page *slab;
+	struct slab *slab;
 	struct kmem_cache *s = object_cache(p, &slab);
 	*ok = true;
 	if (likely(s))

@@ -9,14 +9,14 @@
  *   slot     one SECTION_SIZE-aligned piece of the address space; the section
  *            table has an entry per slot naming the region that owns it.
  *   mem_map  the region's array of struct page, one per 4 KiB page of the
- *            region, at the start of the region itself.  Descriptor 0
- *            describes a page of the mem_map, which is never handed out, so
- *            it holds the region header (struct mem_region) instead.
+ *            region, at the start of the region itself.  Descriptors 0
+ *            and 1 describe pages of the mem_map, which are never handed
+ *            out, so they hold the region header (struct mem_region).
  *
  * Because the mem_map sits at the start of its region, both directions are
  * arithmetic after one table load:
- *   virt_to_page(a)  = base + ((a - base) >> PAGE_SHIFT) * 64
- *   page_address(pg) = base + ((pg - base) >> 6) << PAGE_SHIFT
+ *   virt_to_page(a)  = base + ((a - base) >> PAGE_SHIFT) * 32
+ *   page_address(pg) = base + ((pg - base) >> 5) << PAGE_SHIFT
  * with base = table[a >> SECTION_SHIFT] (a descriptor lives in its region,
  * so the same table finds the base of a page pointer).
  *
@@ -74,71 +74,74 @@ enum pageflags {
 };
 
 /*
- * struct page - one per 4 KiB page, 64 bytes.
- * The general part belongs to the page allocator and the page's current
- * owner; the slab part is the slab layer's alone (the seeds' i386 patch is
- * what happens when other code borrows slab fields).
+ * struct page - one per 4 KiB page, 32 bytes (0.78% of the memory).
+ * Flags, order, zone and node belong to the page allocator and the page's
+ * current owner.  A slab reads its first two descriptors as one struct slab
+ * (slab.h): its cache in the head's second word, its freelist and counters
+ * in the list slot of the first tail, which stays a tail to every lookup
+ * (flags and compound_head untouched); hence slabs have two pages at least.
  */
 struct page {
-	/* --- general part --- */
 	uint32_t flags;		/* PG_* */
 	uint8_t order;		/* order of a free or allocated block (head) */
 	uint8_t zone;		/* zone index (head of an allocated block) */
 	uint16_t node;		/* node id (head of an allocated block) */
+	/*
+	 * The second word says with one sign test whether a head is a slab
+	 * (object_slab): a slab's is its cache, a user-space pointer, so
+	 * positive; every other word is 0 or negative (PAGE_WORD_TAG), a
+	 * tail's included, in case the page changed since it was looked up.
+	 */
 	union {
-		/* Tail page of an allocated block: head pointer | 1. */
+		/* Tail page of an allocated block: ~head (bit 0 set, negative). */
 		uintptr_t compound_head;
-		/* Free block head: when it was freed, in ms << 1 (bit 0 stays clear). */
+		/* Free block head: when it was freed, ms << 1 | PAGE_WORD_TAG (0: clean). */
 		uint64_t free_stamp;
+		/* Allocated head: 0, or a slab's cache (struct slab.slab_cache). */
 	};
-	/* List of the page's owner: buddy free list; later slab partial list. */
-	struct list_head lru;
-
-	/* --- slab part: only the slab layer touches these --- */
-	void *freelist;			/* first free object */
 	union {
-		unsigned long counters;	/* freelist+counters: one 16-byte CAS */
-		struct {
-			unsigned objects:16;
-			unsigned inuse:15;
-			unsigned frozen:1;
-			unsigned built:16;	/* objects linked so far (slab.h) */
-		};
+		/* Free block head: its buddy or per-CPU list. */
+		struct list_head lru;
+		/* PG_extent head: pages of the extent (an extent is on no list). */
+		unsigned long nr_extent_pages;
+		/* Slab head: partial list (struct slab); first tail of a slab: freelist+counters. */
 	};
-	struct kmem_cache *slab_cache;	/* owning cache; NULL on every page that is no slab */
-	union {
-		struct page *next;		/* slab: per-CPU partial chain */
-		unsigned long nr_extent_pages;	/* PG_extent: pages of the extent */
-	};
-} __attribute__((aligned(64)));
+} __attribute__((aligned(32)));
 
-static_assert(sizeof(struct page) == 64, "struct page must stay 64 bytes");
-static_assert(offsetof(struct page, freelist) % 16 == 0,
-	      "freelist+counters must be 16-byte aligned for cmpxchg16b");
-static_assert(offsetof(struct page, counters) ==
-	      offsetof(struct page, freelist) + 8, "counters follows freelist");
-static_assert(offsetof(struct page, freelist) == 32,
-	      "the slab part is the second half of the descriptor");
+static_assert(sizeof(struct page) == 32, "struct page must stay 32 bytes");
+#define PAGE_WORD_TAG (1UL << 63)
+static_assert(offsetof(struct page, lru) == 16, "struct slab overlays two descriptors");
 
 #define MEMMAP_PAGES_PER_SLOT (PAGES_PER_SECTION * sizeof(struct page) / PAGE_SIZE)
 
 enum region_kind { REGION_SECTION = 1, REGION_LARGE = 2 };
 
-/* Region header, stored in descriptor 0 of the region's own mem_map. */
+/* Region header, stored in descriptors 0-1 of the region's own mem_map. */
 struct mem_region {
+	/* descriptor 0 */
 	uint32_t flags;		/* PG_reserved: makes descriptor 0 unallocatable */
 	uint8_t kind;		/* enum region_kind */
 	uint8_t zone;
 	uint16_t node;
+	uint64_t word_tag;	/* PAGE_WORD_TAG: a stray lookup finds no tail, no cache */
 	uint32_t nr_slots;
 	uint32_t first_page;	/* index of the first data page */
 	uint64_t nr_pages;	/* data pages */
+	/* descriptor 1 */
 	uint64_t carved;	/* SECTION: pages below this index are the buddy lists' */
+	uint64_t word_tag1;	/* PAGE_WORD_TAG, as word_tag */
 	struct mem_region *next;	/* zone's list of sections */
 	uint64_t reserved_bytes;	/* size of the whole reservation */
 };
-static_assert(sizeof(struct mem_region) <= sizeof(struct page),
-	      "region header must fit in a descriptor");
+#define MEMMAP_HEADER_DESCRIPTORS 2
+static_assert(sizeof(struct mem_region) <= MEMMAP_HEADER_DESCRIPTORS * sizeof(struct page),
+	      "region header must fit in its descriptors");
+static_assert(offsetof(struct mem_region, word_tag) == offsetof(struct page, compound_head) &&
+	      offsetof(struct mem_region, word_tag1) ==
+		      sizeof(struct page) + offsetof(struct page, compound_head),
+	      "the header's descriptors read as tagged heads");
+static_assert(MEMMAP_PAGES_PER_SLOT >= MEMMAP_HEADER_DESCRIPTORS,
+	      "the header's descriptors describe mem_map pages, never data");
 
 /*
  * Region base >> SECTION_SHIFT for each slot (| SLOT_LARGE for a large
@@ -223,10 +226,14 @@ static inline void set_page_flags(struct page *page, uint32_t flags)
  */
 static inline struct page *compound_head(struct page *page)
 {
-	uintptr_t head = READ_ONCE(page->compound_head);
-	if (head & 1)
-		return (struct page *)(head - 1);
-	return page;
+	uintptr_t word = READ_ONCE(page->compound_head);
+	return (word & 1) ? (struct page *)~word : page;
+}
+
+/* What a tail's compound_head holds: its head, inverted. */
+static inline uintptr_t tail_word(const struct page *head)
+{
+	return ~(uintptr_t)head;
 }
 
 /*

@@ -83,6 +83,12 @@ static void zone_maybe_decay(struct zone *z, uint64_t now);
 
 /* ---- free lists --------------------------------------------------------- */
 
+/* When a dirty free block was freed (ms; 0 for a clean one). */
+static uint64_t block_stamp(const struct page *page)
+{
+	return (page->free_stamp & ~PAGE_WORD_TAG) >> 1;
+}
+
 static void add_to_free_list(struct zone *z, struct page *page, unsigned int order,
 			     bool zero, uint64_t stamp)
 {
@@ -96,7 +102,7 @@ static void add_to_free_list(struct zone *z, struct page *page, unsigned int ord
 		list_add(&page->lru, &area->clean);
 	} else {
 		set_page_flags(page, PG_buddy);
-		page->free_stamp = stamp << 1;
+		page->free_stamp = stamp << 1 | PAGE_WORD_TAG;
 		list_add(&page->lru, &area->dirty);
 		z->dirty_pages += nr;
 		if (order >= decommit_order)
@@ -144,7 +150,7 @@ static void free_one_page(struct zone *z, struct page *page, unsigned int order,
 			 * A clean part (a carve, stamp 0) must not make it look
 			 * idle since boot, for the decay and the bound.
 			 */
-			uint64_t buddy_stamp = buddy->free_stamp >> 1;
+			uint64_t buddy_stamp = block_stamp(buddy);
 			if (zero || buddy_stamp > stamp)
 				stamp = buddy_stamp;
 			zero = false;
@@ -191,7 +197,7 @@ static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, 
 	if (l) {
 		struct page *page = list_first_entry(l, struct page, lru);
 		bool clean = page_flags(page) & PG_zero;
-		uint64_t stamp = page->free_stamp >> 1;
+		uint64_t stamp = block_stamp(page);
 		del_from_free_list(z, page, o);
 		/* Split: the upper halves go back, each in the state of the whole. */
 		while (o > order) {
@@ -302,7 +308,7 @@ static void prep_new_page(struct zone *z, struct page *page, unsigned int order)
 	prep_head(z, page, order, PG_head);
 	for (unsigned long i = 1; i < 1UL << order; i++) {
 		set_page_flags(&page[i], PG_tail);
-		__atomic_store_n(&page[i].compound_head, (uintptr_t)page | 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&page[i].compound_head, tail_word(page), __ATOMIC_RELAXED);
 	}
 }
 
@@ -509,7 +515,7 @@ static unsigned long zone_decay(struct zone *z, unsigned int min_order,
 		       scanned++ < 4UL * batch) {
 			struct page *page = list_entry(pos, struct page, lru);
 			pos = pos->prev;
-			if ((page->free_stamp >> 1) <= cutoff_ms) {
+			if (block_stamp(page) <= cutoff_ms) {
 				isolate(z, page, (unsigned int)o, &list);
 				isolated += 1UL << o;
 				taken++;
@@ -1020,7 +1026,7 @@ static bool resize_buddy_extent(struct page *page, unsigned long nr, unsigned lo
 			struct page *block = (struct page *)r + idx;
 			unsigned int order = block->order;
 			bool zero = page_flags(block) & PG_zero;
-			uint64_t stamp = block->free_stamp >> 1;
+			uint64_t stamp = block_stamp(block);
 			del_from_free_list(z, block, order);	/* leaves its head zero */
 			idx += 1UL << order;
 			if (idx > new_end)

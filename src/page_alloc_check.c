@@ -107,7 +107,7 @@ static unsigned long check_section(struct zone *z, struct mem_region *r,
 		for (unsigned long i = 1; i < nr; i++) {
 			struct page *tail = page + i;
 			bool ok = (flags & (PG_head | PG_headonly)) == PG_head ?
-				page_flags(tail) == PG_tail && tail->compound_head == ((uintptr_t)page | 1) :
+				page_flags(tail) == PG_tail && tail->compound_head == tail_word(page) :
 				page_flags(tail) == 0 && tail->compound_head == 0;
 			if (!ok) {
 				slub_report("validate: %s: tail %p of block %p (order %u) has flags %#x head %#lx",

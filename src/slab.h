@@ -2,12 +2,13 @@
  * slab.h - the SLUB engine's types and its inline fast paths.
  *
  * Glossary
- *   slab        2^order pages of objects of one cache; its metadata is the
- *               head page's slab part (freelist, inuse, objects, frozen).
+ *   slab        2^order pages (order 1 at least) of objects of one cache;
+ *               its metadata (cache, freelist, inuse, objects, frozen) is
+ *               in its first two page descriptors, read as a struct slab.
  *   cpu slab    the one slab a CPU allocates from (frozen: on no list).
  *   freelist    free objects linked through the word at s->offset.  A cpu
  *               slab has two: the CPU's lockless one (c->freelist) and the
- *               slab's own (page->freelist), where remote frees land.
+ *               slab's own (slab->freelist), where remote frees land.
  *   partial     a slab with free objects that no CPU allocates from: on its
  *               node's partial list, or on a CPU's partial list.
  *   full        no free objects and not a cpu slab: on no list at all.
@@ -17,7 +18,7 @@
  *               allocated from are never written, so never resident: a
  *               32 KiB slab with one object in use costs a page, not eight.
  *               A slab has free objects iff freelist || built < objects,
- *               and inuse = built - (objects on page->freelist).
+ *               and inuse = built - (objects on slab->freelist).
  *
  * Lock order (numbered; a lock is only taken while holding lower numbers)
  *   0. kmalloc_dma_lock   making a dma-kmalloc cache on first use
@@ -25,7 +26,7 @@
  *   2. c->lock            one CPU's slot: its cpu slab and cpu partial list
  *   3. n->list_lock       the node's partial list and nr_partial
  *   4. (page allocator: pcp lock, zone lock, region lock)
- * page->freelist+counters change only by a 16-byte compare-and-swap.
+ * slab->freelist+counters change only by a 16-byte compare-and-swap.
  *
  * Why a tid and a double-width CAS (and what differs from the kernel)
  *   The kernel's fast path relies on running on the CPU whose slot it
@@ -61,7 +62,8 @@
 #include "os.h"
 #include "percpu_rseq.h"
 
-#define MAX_OBJS_PER_PAGE 32767		/* page->objects is 15 bits */
+#define MAX_OBJS_PER_PAGE 32767		/* slab->inuse is 15 bits */
+#define SLAB_MIN_ORDER 1		/* struct slab needs the first tail's descriptor */
 #define MIN_PARTIAL 5
 #define MAX_PARTIAL 10
 #define CACHE_LINE_SIZE 64
@@ -103,7 +105,63 @@ static inline unsigned int oo_objects(struct kmem_cache_order_objects x)
 	return x.x & OO_MASK;
 }
 
-/* The slab's counters word, as in struct page: one half of the CAS unit. */
+/*
+ * struct slab - a slab's own view of its first two page descriptors, as the
+ * kernel's struct slab overlays its struct page: the head's general part
+ * (flags, order, the cache where a tail keeps its head pointer, the partial
+ * list), then the first tail's, which keeps its flags and head pointer so
+ * that lookups see an ordinary tail, and lends its list slot (unused in a
+ * tail) to the freelist+counters unit.  One 64-byte line, as the kernel's
+ * one 64-byte struct page; the memory map costs half as much.
+ */
+struct slab {
+	/* descriptor 0: the head */
+	uint32_t flags;			/* PG_slab | PG_head | ... (page_flags) */
+	uint8_t order;
+	uint8_t zone;
+	uint16_t node;
+	struct kmem_cache *slab_cache;	/* set exactly while this is a slab */
+	union {
+		struct list_head lru;	/* the node's partial list */
+		struct slab *next;	/* or a CPU's partial chain */
+	};
+	/* descriptor 1: the first tail, a tail to everyone else */
+	uint32_t tail_flags;
+	uint32_t tail_unused;
+	uintptr_t tail_compound_head;
+	void *freelist;			/* first free object */
+	unsigned long counters;		/* union slab_counters; with freelist one 16-byte CAS */
+} __attribute__((aligned(64)));
+
+static_assert(sizeof(struct slab) == 2 * sizeof(struct page), "two descriptors");
+static_assert(offsetof(struct slab, slab_cache) == offsetof(struct page, compound_head) &&
+	      offsetof(struct slab, lru) == offsetof(struct page, lru) &&
+	      offsetof(struct slab, tail_flags) == sizeof(struct page) + offsetof(struct page, flags) &&
+	      offsetof(struct slab, tail_compound_head) ==
+		      sizeof(struct page) + offsetof(struct page, compound_head) &&
+	      offsetof(struct slab, freelist) == sizeof(struct page) + offsetof(struct page, lru),
+	      "struct slab mirrors two struct pages");
+static_assert(offsetof(struct slab, freelist) % 16 == 0 &&
+	      offsetof(struct slab, counters) == offsetof(struct slab, freelist) + 8,
+	      "freelist+counters: one 16-byte aligned CAS unit");
+
+/* A slab's head descriptor is 64-byte aligned: its order is at least 1. */
+static inline struct slab *page_slab(struct page *page)
+{
+	return (struct slab *)page;
+}
+
+static inline struct page *slab_page(struct slab *slab)
+{
+	return (struct page *)slab;
+}
+
+static inline uint32_t slab_flags(const struct slab *slab)
+{
+	return __atomic_load_n(&slab->flags, __ATOMIC_RELAXED);
+}
+
+/* The slab's counters word: one half of the CAS unit. */
 union slab_counters {
 	unsigned long counters;
 	struct {
@@ -120,8 +178,8 @@ static_assert(sizeof(union slab_counters) == sizeof(unsigned long), "counters");
 struct kmem_cache_cpu {
 	void *freelist;			/* next object to hand out */
 	unsigned long tid;		/* even: live; odd: retired by a lock holder */
-	struct page *slab;		/* the cpu slab (frozen) or NULL */
-	struct page *partial;		/* cpu partial list, chained by page->next */
+	struct slab *slab;		/* the cpu slab (frozen) or NULL */
+	struct slab *partial;		/* cpu partial list, chained by slab->next */
 	unsigned int nr_partial;	/* slabs on it */
 	pthread_mutex_t lock;		/* slow path and takeover of this slot */
 } __attribute__((aligned(64)));
@@ -133,7 +191,7 @@ static_assert(offsetof(struct kmem_cache_cpu, tid) == 8 &&
 struct kmem_cache_node {
 	pthread_mutex_t list_lock;
 	unsigned long nr_partial;
-	struct list_head partial;	/* via page->lru */
+	struct list_head partial;	/* via slab->lru */
 	unsigned long nr_slabs;		/* all slabs of the node */
 	unsigned long total_objects;
 	unsigned long total_pages;	/* pages of all slabs (orders may differ) */
@@ -203,18 +261,18 @@ static inline bool cmpxchg_double(void *p, void *old1, unsigned long old2,
 
 /* ---- slabs ---------------------------------------------------------------- */
 
-static inline struct page *virt_to_slab(const void *addr)
+static inline struct slab *virt_to_slab(const void *addr)
 {
 	struct page *page = memmap_virt_to_page(addr);
 	if (unlikely(!page))
 		return NULL;
 	page = compound_head(page);
-	return likely(page_flags(page) & PG_slab) ? page : NULL;
+	return likely(page_flags(page) & PG_slab) ? page_slab(page) : NULL;
 }
 
-static inline void *slab_address(const struct page *slab)
+static inline void *slab_address(const struct slab *slab)
 {
-	return memmap_page_address(slab);
+	return memmap_page_address((const struct page *)slab);
 }
 
 /*
@@ -228,7 +286,7 @@ static inline void *slab_address(const struct page *slab)
  * way) and turns away a free of an object never linked, which the lazy
  * link-up would otherwise link a second time and hand out twice.
  */
-static inline bool slab_object_valid_at(const struct kmem_cache *s, struct page *slab,
+static inline bool slab_object_valid_at(const struct kmem_cache *s, struct slab *slab,
 					uintptr_t slab_start, const void *p)
 {
 	uintptr_t off = (uintptr_t)p - (slab_start + s->red_left_pad);
@@ -237,7 +295,7 @@ static inline bool slab_object_valid_at(const struct kmem_cache *s, struct page 
 	return idx * s->size == off && idx < c.built;
 }
 
-static inline bool slab_object_valid(const struct kmem_cache *s, struct page *slab, const void *p)
+static inline bool slab_object_valid(const struct kmem_cache *s, struct slab *slab, const void *p)
 {
 	return slab_object_valid_at(s, slab, (uintptr_t)slab_address(slab), p);
 }
@@ -247,10 +305,10 @@ static inline bool slab_object_valid(const struct kmem_cache *s, struct page *sl
  * from one table lookup (a slab's descriptors are in the same region as its
  * pages), or NULL if @p is in no slab.  Slabs are never in large regions
  * (their order is at most MAX_PAGE_ORDER), so a negative slot (SLOT_LARGE)
- * is "no slab" as 0 is; a head descriptor has slab_cache set exactly while
- * it is a slab (descriptors start zeroed, and a freed slab clears it).
+ * is "no slab" as 0 is; a head's second word is a cache exactly while it is
+ * a slab (set before PG_slab, cleared when the slab is freed).
  */
-static inline struct kmem_cache *object_slab(const void *p, struct page **slabp,
+static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
 					     uintptr_t *slab_start)
 {
 	uintptr_t a = (uintptr_t)p;
@@ -263,12 +321,13 @@ static inline struct kmem_cache *object_slab(const void *p, struct page **slabp,
 	uintptr_t base = (uintptr_t)slot << SECTION_SHIFT;
 	struct page *page = (struct page *)(base + ((a - base) >> PAGE_SHIFT) * sizeof(struct page));
 	struct page *head = compound_head(page);
-	struct kmem_cache *s = READ_ONCE(head->slab_cache);
-	if (unlikely(!s))
+	/* The head's second word: its cache if positive (memmap.h). */
+	intptr_t word = (intptr_t)READ_ONCE(head->compound_head);
+	if (unlikely(word <= 0))
 		return NULL;
-	*slabp = head;
+	*slabp = page_slab(head);	/* a slab's head: 64-byte aligned */
 	*slab_start = base + (((uintptr_t)head - base) / sizeof(struct page)) * PAGE_SIZE;
-	return s;
+	return (struct kmem_cache *)word;
 }
 
 /*
@@ -276,7 +335,7 @@ static inline struct kmem_cache *object_slab(const void *p, struct page **slabp,
  * else NULL, without a report: the check every free and size query makes
  * first, inline; what it turns down goes to a slow path that says why.
  */
-static inline struct kmem_cache *object_cache(const void *p, struct page **slabp)
+static inline struct kmem_cache *object_cache(const void *p, struct slab **slabp)
 {
 	uintptr_t start;
 	struct kmem_cache *s = object_slab(p, slabp, &start);	/* NULL for NULL too */
@@ -292,11 +351,11 @@ __hidden __cold void slab_bad_free(const void *object, struct kmem_cache *s, con
  * The checks every free gets: @object is the start of an object of a slab.
  * Returns the owning cache, or NULL after a report.
  */
-static inline struct kmem_cache *slab_free_prepare(const void *object, struct page **slabp,
+static inline struct kmem_cache *slab_free_prepare(const void *object, struct slab **slabp,
 						   const char *caller)
 {
 	uintptr_t start;
-	struct page *slab;
+	struct slab *slab;
 	struct kmem_cache *s = object_slab(object, &slab, &start);
 	if (unlikely(!s)) {
 		slab_bad_free(object, NULL, caller);
@@ -360,7 +419,7 @@ static inline struct kmem_cache_cpu *cpu_slot(struct kmem_cache *s, unsigned int
 /* ---- entry points of the engine (slub.c) ----------------------------------- */
 
 __hidden void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node);
-__hidden void __slab_free(struct kmem_cache *s, struct page *slab, void *object);
+__hidden void __slab_free(struct kmem_cache *s, struct slab *slab, void *object);
 __hidden bool kmem_cache_open(struct kmem_cache *s);
 __hidden void kmem_cache_flush_all(struct kmem_cache *s);
 __hidden int __kmem_cache_shrink(struct kmem_cache *s);
@@ -434,7 +493,7 @@ __hidden void slab_set_percpu_mode(intptr_t rseq_offset);
  * out-of-line call (slub.c).
  */
 __hidden void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object);
-__hidden void slab_free_finish(struct kmem_cache *s, struct page *slab, void *object);
+__hidden void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object);
 
 /* The whole allocation: fast path, slow path, __GFP_ZERO. */
 static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
@@ -451,7 +510,7 @@ static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 }
 
 /* Free a checked object: to the CPU freelist, else to its slab. */
-static inline void slab_free(struct kmem_cache *s, struct page *slab, void *object)
+static inline void slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 {
 #if SLUB_HAVE_RSEQ_ASM
 	switch (rseq_freelist_push(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots, s->offset,

@@ -239,7 +239,7 @@ void *kmem_cache_zalloc(struct kmem_cache *s, gfp_t gfp)
 /* Everything but a good object of @s: NULL, a bad pointer, another cache's object. */
 static __cold void kmem_cache_free_slow(struct kmem_cache *s, void *object)
 {
-	struct page *slab;
+	struct slab *slab;
 	if (!object)
 		return;
 	struct kmem_cache *owner = slab_free_prepare(object, &slab, "kmem_cache_free");
@@ -255,7 +255,7 @@ static __cold void kmem_cache_free_slow(struct kmem_cache *s, void *object)
 
 void kmem_cache_free(struct kmem_cache *s, void *object)
 {
-	struct page *slab;
+	struct slab *slab;
 	struct kmem_cache *owner = object_cache(object, &slab);
 	if (likely(owner && owner == s))
 		slab_free(s, slab, object);

@@ -68,6 +68,13 @@ static unsigned int default_min_objects(void)
 	return 4 * (fls_uint(nr_cpus) + 1);
 }
 
+/* The smallest order a slab of one @size object can have. */
+static unsigned int slab_min_order_for(unsigned int size)
+{
+	unsigned int order = (unsigned int)get_order(size);
+	return order < SLAB_MIN_ORDER ? SLAB_MIN_ORDER : order;
+}
+
 int calculate_order(unsigned int size, unsigned int at_least_max_order)
 {
 	unsigned int min_order = (unsigned int)slub_opt(slub_min_order);
@@ -76,6 +83,10 @@ int calculate_order(unsigned int size, unsigned int at_least_max_order)
 		max_order = at_least_max_order;
 	unsigned int min_objects = (unsigned int)slub_opt(slub_min_objects);
 	unsigned int max_objects, order;
+
+	/* Order 0 would leave struct slab no second descriptor (slab.h). */
+	if (min_order < SLAB_MIN_ORDER)
+		min_order = SLAB_MIN_ORDER;
 
 	if (!min_objects)
 		min_objects = default_min_objects();
@@ -101,7 +112,7 @@ int calculate_order(unsigned int size, unsigned int at_least_max_order)
 			return (int)order;
 	}
 	/* Larger than max order allows: a slab of the order one object needs. */
-	order = (unsigned int)get_order(size);
+	order = slab_min_order_for(size);
 	if (order <= MAX_PAGE_ORDER)
 		return (int)order;
 	return -1;
@@ -161,7 +172,7 @@ bool calculate_sizes(struct kmem_cache *s)
 	if (flags & SLAB_RECLAIM_ACCOUNT)
 		s->allocflags |= __GFP_RECLAIMABLE;
 	s->oo = oo_make((unsigned int)order, size);
-	s->min = oo_make((unsigned int)get_order(size), size);
+	s->min = oo_make(slab_min_order_for(size), size);
 	return oo_objects(s->oo) != 0;
 }
 

@@ -25,13 +25,13 @@ static struct kmem_cache_node *get_node(struct kmem_cache *s)
 	return &s->node[0];
 }
 
-static union slab_counters read_counters(struct page *slab)
+static union slab_counters read_counters(struct slab *slab)
 {
 	return (union slab_counters){ .counters =
 		__atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
 }
 
-static bool slab_update_freelist(struct page *slab, void *old_freelist,
+static bool slab_update_freelist(struct slab *slab, void *old_freelist,
 				 unsigned long old_counters, void *new_freelist,
 				 unsigned long new_counters)
 {
@@ -41,7 +41,7 @@ static bool slab_update_freelist(struct page *slab, void *old_freelist,
 
 /* ---- node partial list (list_lock held) ------------------------------------- */
 
-static void add_partial(struct kmem_cache_node *n, struct page *slab, bool tail)
+static void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail)
 {
 	WRITE_ONCE(n->nr_partial, n->nr_partial + 1);	/* read unlocked by get_partial */
 	if (tail)
@@ -51,7 +51,7 @@ static void add_partial(struct kmem_cache_node *n, struct page *slab, bool tail)
 	__atomic_or_fetch(&slab->flags, PG_slab_partial, __ATOMIC_RELAXED);
 }
 
-static void remove_partial(struct kmem_cache_node *n, struct page *slab)
+static void remove_partial(struct kmem_cache_node *n, struct slab *slab)
 {
 	list_del(&slab->lru);
 	__atomic_and_fetch(&slab->flags, ~PG_slab_partial, __ATOMIC_RELAXED);
@@ -96,23 +96,24 @@ static void *link_objects(struct kmem_cache *s, void *base, unsigned int start, 
 	return object_at(s, base, start);
 }
 
-static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
+static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	struct kmem_cache_order_objects oo = s->oo;
 	gfp_t flags = (gfp & ~__GFP_ZERO) | s->allocflags | __GFP_COMP;
-	struct page *slab;
+	struct slab *slab;
 
 	/* Try the preferred order quietly, then the smallest that fits one. */
-	slab = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
-	if (unlikely(!slab) && oo_order(s->min) < oo_order(oo)) {
+	struct page *page = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
+	if (unlikely(!page) && oo_order(s->min) < oo_order(oo)) {
 		oo = s->min;
-		slab = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
+		page = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
 	}
-	if (unlikely(!slab))
+	if (unlikely(!page))
 		return NULL;
+	slab = page_slab(page);
 
 	unsigned int objects = oo_objects(oo);
-	void *start = memmap_page_address(slab);
+	void *start = slab_address(slab);
 	/*
 	 * Constructors run once per object, here, never on reuse: here, since
 	 * a constructor may allocate and the lazy link-up runs under c->lock.
@@ -140,7 +141,7 @@ static struct page *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	return slab;
 }
 
-static void discard_slab(struct kmem_cache *s, struct page *slab)
+static void discard_slab(struct kmem_cache *s, struct slab *slab)
 {
 	struct kmem_cache_node *n = get_node(s);
 	unsigned int objects = read_counters(slab).objects;
@@ -148,19 +149,20 @@ static void discard_slab(struct kmem_cache *s, struct page *slab)
 	__atomic_sub_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&n->total_pages, 1UL << slab->order, __ATOMIC_RELAXED);
+	/* Both descriptors as the page allocator left them: a head, a tail. */
 	WRITE_ONCE(slab->slab_cache, NULL);
 	slab->freelist = NULL;
 	slab->counters = 0;
 	slab->next = NULL;
 	__atomic_and_fetch(&slab->flags, ~(PG_slab | PG_slab_partial), __ATOMIC_RELEASE);
-	__free_pages(slab, slab->order);
+	__free_pages(slab_page(slab), slab->order);
 }
 
-/* Free a chain (via page->next) of empty slabs, with no list lock held. */
-static void discard_slabs(struct kmem_cache *s, struct page *list)
+/* Free a chain (via slab->next) of empty slabs, with no list lock held. */
+static void discard_slabs(struct kmem_cache *s, struct slab *list)
 {
 	while (list) {
-		struct page *slab = list;
+		struct slab *slab = list;
 		list = slab->next;
 		discard_slab(s, slab);
 	}
@@ -175,7 +177,7 @@ static void discard_slabs(struct kmem_cache *s, struct page *list)
  * only the caller can reach: it alone may take this slab's freelist (its
  * CPU slot's lock, or the slab just came off a partial list).
  */
-static void *take_freelist(struct kmem_cache *s, struct page *slab, bool freeze_if_empty,
+static void *take_freelist(struct kmem_cache *s, struct slab *slab, bool freeze_if_empty,
 			   unsigned int *link_from, unsigned int *link_to)
 {
 	void *freelist;
@@ -196,13 +198,13 @@ static void *take_freelist(struct kmem_cache *s, struct page *slab, bool freeze_
 }
 
 /* The freelist take_freelist() claimed: [from, to) linked now, if any. */
-static void *claimed_freelist(struct kmem_cache *s, struct page *slab, void *freelist,
+static void *claimed_freelist(struct kmem_cache *s, struct slab *slab, void *freelist,
 			      unsigned int from, unsigned int to)
 {
 	return from < to ? link_objects(s, slab_address(slab), from, to) : freelist;
 }
 
-static void *get_freelist(struct kmem_cache *s, struct page *slab, bool freeze_if_empty)
+static void *get_freelist(struct kmem_cache *s, struct slab *slab, bool freeze_if_empty)
 {
 	unsigned int from, to;
 	void *freelist = take_freelist(s, slab, freeze_if_empty, &from, &to);
@@ -214,7 +216,7 @@ static void *get_freelist(struct kmem_cache *s, struct page *slab, bool freeze_i
  * into the slab, which is unfrozen and then discarded (empty, enough
  * partial slabs), put on the node partial list, or forgotten (full).
  */
-static void deactivate_slab(struct kmem_cache *s, struct page *slab, void *freelist)
+static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freelist)
 {
 	struct kmem_cache_node *n = get_node(s);
 	unsigned int free_delta = 0;
@@ -251,14 +253,14 @@ static void deactivate_slab(struct kmem_cache *s, struct page *slab, void *freel
 }
 
 /* Move a chain of cpu partial slabs (unfrozen) to the node, freeing empties. */
-static void put_partials(struct kmem_cache *s, struct page *list)
+static void put_partials(struct kmem_cache *s, struct slab *list)
 {
 	struct kmem_cache_node *n = get_node(s);
-	struct page *discard = NULL;
+	struct slab *discard = NULL;
 
 	pthread_mutex_lock(&n->list_lock);
 	while (list) {
-		struct page *slab = list;
+		struct slab *slab = list;
 		list = slab->next;
 		slab->next = NULL;
 		if (!read_counters(slab).inuse && n->nr_partial >= s->min_partial) {
@@ -273,10 +275,10 @@ static void put_partials(struct kmem_cache *s, struct page *list)
 }
 
 /* A slab that was full got a free object: keep it on this CPU's partial list. */
-static void put_cpu_partial(struct kmem_cache *s, struct page *slab)
+static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
 {
 	struct kmem_cache_cpu *c = cpu_slot(s, this_cpu_slot(s));
-	struct page *flush = NULL;
+	struct slab *flush = NULL;
 
 	pthread_mutex_lock(&c->lock);
 	if (c->nr_partial >= s->cpu_partial_slabs) {
@@ -348,7 +350,7 @@ static void *retire_slot(struct kmem_cache_cpu *c, unsigned int cpu, unsigned lo
 }
 
 /* Install @slab and publish @freelist: the slot is live (even tid) again. */
-static void publish_slot(struct kmem_cache_cpu *c, unsigned long tid, struct page *slab,
+static void publish_slot(struct kmem_cache_cpu *c, unsigned long tid, struct slab *slab,
 			 void *freelist)
 {
 	__atomic_store_n(&c->slab, slab, __ATOMIC_RELEASE);
@@ -374,8 +376,8 @@ static void flush_slot(struct kmem_cache *s, unsigned int cpu)
 		return;
 	}
 	void *freelist = retire_slot(c, cpu, &tid);
-	struct page *slab = c->slab;
-	struct page *partial = c->partial;
+	struct slab *slab = c->slab;
+	struct slab *partial = c->partial;
 	c->partial = NULL;
 	c->nr_partial = 0;
 	if (slab)
@@ -441,7 +443,7 @@ void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
  * mode try the CAS push first.  The slab is read after the tid: if the
  * slot changed in between, the CAS fails.
  */
-void slab_free_finish(struct kmem_cache *s, struct page *slab, void *object)
+void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 {
 	if (slub_percpu_rseq) {
 		__slab_free(s, slab, object);
@@ -471,18 +473,18 @@ void slab_free_finish(struct kmem_cache *s, struct page *slab, void *object)
  * Take a slab from the node partial list for this CPU, frozen, and move a
  * few more to the CPU's partial list.  Returns the slab and its freelist.
  */
-static struct page *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
+static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 				void **freelist)
 {
 	struct kmem_cache_node *n = get_node(s);
-	struct page *got = NULL;
+	struct slab *got = NULL;
 	unsigned int from = 0, to = 0;
 
 	if (!READ_ONCE(n->nr_partial))
 		return NULL;
 	pthread_mutex_lock(&n->list_lock);
 	while (!list_empty(&n->partial)) {
-		struct page *slab = list_first_entry(&n->partial, struct page, lru);
+		struct slab *slab = list_first_entry(&n->partial, struct slab, lru);
 		remove_partial(n, slab);
 		if (!got) {
 			/* A claimed page is linked after the unlock: its faults hold no list. */
@@ -508,11 +510,11 @@ static struct page *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 }
 
 /* Freeze a slab from this CPU's partial list; NULL if the list is empty. */
-static struct page *get_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
+static struct slab *get_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 				    void **freelist)
 {
 	while (c->partial) {
-		struct page *slab = c->partial;
+		struct slab *slab = c->partial;
 		c->partial = slab->next;
 		c->nr_partial--;
 		slab->next = NULL;
@@ -536,7 +538,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 
 	pthread_mutex_lock(&c->lock);
 	object = retire_slot(c, cpu, &tid);
-	struct page *slab = c->slab;
+	struct slab *slab = c->slab;
 
 	if (object)			/* frees landed on the CPU freelist */
 		goto load;
@@ -592,7 +594,7 @@ load:
  * that gets its first free object goes to this CPU's partial list (or the
  * node's); an empty one beyond min_partial goes back to the page allocator.
  */
-void __slab_free(struct kmem_cache *s, struct page *slab, void *object)
+void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 {
 	slub_fork_handlers_check();
 	struct kmem_cache_node *n = get_node(s);
@@ -622,7 +624,7 @@ void __slab_free(struct kmem_cache *s, struct page *slab, void *object)
 			break;
 	}
 	if (locked)
-		on_node_partial = page_flags(slab) & PG_slab_partial;
+		on_node_partial = slab_flags(slab) & PG_slab_partial;
 
 	if (!locked) {
 		if (!old.frozen && cpu_partial && was_full)
@@ -658,14 +660,14 @@ int __kmem_cache_shrink(struct kmem_cache *s)
 	slub_fork_handlers_check();
 	struct kmem_cache_node *n = get_node(s);
 	struct list_head buckets[33];
-	struct page *discard = NULL;
+	struct slab *discard = NULL;
 
 	kmem_cache_flush_all(s);
 	for (int i = 0; i < 33; i++)
 		INIT_LIST_HEAD(&buckets[i]);
 	pthread_mutex_lock(&n->list_lock);
 	while (!list_empty(&n->partial)) {
-		struct page *slab = list_first_entry(&n->partial, struct page, lru);
+		struct slab *slab = list_first_entry(&n->partial, struct slab, lru);
 		union slab_counters c = read_counters(slab);
 		remove_partial(n, slab);
 		unsigned int free = c.objects - c.inuse;
@@ -678,7 +680,7 @@ int __kmem_cache_shrink(struct kmem_cache *s)
 	}
 	for (int i = 0; i < 33; i++)
 		while (!list_empty(&buckets[i])) {
-			struct page *slab = list_first_entry(&buckets[i], struct page, lru);
+			struct slab *slab = list_first_entry(&buckets[i], struct slab, lru);
 			list_del(&slab->lru);
 			add_partial(n, slab, true);
 		}
@@ -700,7 +702,7 @@ unsigned long __kmem_cache_release(struct kmem_cache *s)
 /* ---- validation ------------------------------------------------------------------------ */
 
 /* Walk a freelist of @slab; returns its length, or -1 after a report. */
-static long walk_freelist(struct kmem_cache *s, struct page *slab, void *p, const char *what)
+static long walk_freelist(struct kmem_cache *s, struct slab *slab, void *p, const char *what)
 {
 	union slab_counters c = read_counters(slab);
 	long n = 0, max = c.objects;
@@ -721,7 +723,7 @@ static long walk_freelist(struct kmem_cache *s, struct page *slab, void *p, cons
 	return n;
 }
 
-static unsigned long validate_slab(struct kmem_cache *s, struct page *slab, void *cpu_freelist,
+static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void *cpu_freelist,
 				   bool frozen)
 {
 	union slab_counters c = read_counters(slab);
@@ -729,7 +731,7 @@ static unsigned long validate_slab(struct kmem_cache *s, struct page *slab, void
 	long cpu = walk_freelist(s, slab, cpu_freelist, "cpu freelist");
 	if (own < 0 || cpu < 0)
 		return 1;
-	if (slab->slab_cache != s || !(page_flags(slab) & PG_slab) || c.frozen != frozen ||
+	if (slab->slab_cache != s || !(slab_flags(slab) & PG_slab) || c.frozen != frozen ||
 	    (c.objects != oo_objects(s->oo) && c.objects != oo_objects(s->min)) ||
 	    c.built > c.objects || (s->ctor && c.built != c.objects) ||
 	    (long)c.built - (long)c.inuse != own + (frozen ? 0 : cpu)) {
@@ -764,7 +766,7 @@ unsigned long slab_validate_cache(struct kmem_cache *s)
 			errors++;
 		}
 		unsigned int nr = 0;
-		for (struct page *slab = c->partial; slab; slab = slab->next, nr++)
+		for (struct slab *slab = c->partial; slab; slab = slab->next, nr++)
 			errors += validate_slab(s, slab, NULL, false);
 		if (nr != c->nr_partial) {
 			slub_report("validate %s: cpu %u partial list has %u slabs, counted %u",
@@ -776,9 +778,9 @@ unsigned long slab_validate_cache(struct kmem_cache *s)
 	pthread_mutex_lock(&n->list_lock);
 	struct list_head *pos;
 	list_for_each(pos, &n->partial) {
-		struct page *slab = list_entry(pos, struct page, lru);
+		struct slab *slab = list_entry(pos, struct slab, lru);
 		errors += validate_slab(s, slab, NULL, false);
-		if (!(page_flags(slab) & PG_slab_partial)) {
+		if (!(slab_flags(slab) & PG_slab_partial)) {
 			slub_report("validate %s: slab %p on the partial list is not marked so",
 				    s->name, slab_address(slab));
 			errors++;
@@ -810,7 +812,7 @@ void slab_get_info(struct kmem_cache *s, struct slab_info *info)
 	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		pthread_mutex_lock(&c->lock);
-		for (struct page *slab = c->partial; slab; slab = slab->next, partial++) {
+		for (struct slab *slab = c->partial; slab; slab = slab->next, partial++) {
 			union slab_counters cnt = read_counters(slab);
 			free += cnt.objects - cnt.inuse;
 		}
@@ -818,7 +820,7 @@ void slab_get_info(struct kmem_cache *s, struct slab_info *info)
 	}
 	pthread_mutex_lock(&n->list_lock);
 	list_for_each(pos, &n->partial) {
-		union slab_counters cnt = read_counters(list_entry(pos, struct page, lru));
+		union slab_counters cnt = read_counters(list_entry(pos, struct slab, lru));
 		free += cnt.objects - cnt.inuse;
 		partial++;
 	}

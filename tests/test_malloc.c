@@ -18,7 +18,7 @@
 
 #include <slub.h>
 
-#include "memmap.h"	/* struct page, compound_head(): no hidden symbol */
+#include "slab.h"	/* struct slab, compound_head(): inline only, no hidden symbol */
 #include "check.h"	/* CHECK, RUN; its EXPECT_REPORT needs internals this library hides */
 
 /* One report, exactly, from @call (counted through the public slub_errors()). */
@@ -53,9 +53,14 @@ static bool all_bytes(const void *p, int c, size_t n)
 }
 
 /* The head descriptor of the slab holding @p (public virt_to_page). */
-static struct page *slab_of(void *p)
+static struct slab *slab_of(void *p)
 {
-	return compound_head(virt_to_page(p));
+	return page_slab(compound_head(virt_to_page(p)));
+}
+
+static unsigned int slab_objects(void *p)
+{
+	return ((union slab_counters){ .counters = slab_of(p)->counters }).objects;
 }
 
 static void we_are_the_allocator(void)
@@ -71,17 +76,16 @@ static void we_are_the_allocator(void)
 	 */
 	p = malloc(4300);
 	CHECK_EQ(malloc_usable_size(p), 4368);
-	struct page *slab = slab_of(p);
-	CHECK_EQ(slab->order, 4);
-	CHECK_EQ(slab->objects, 15);
+	CHECK_EQ(slab_of(p)->order, 4);
+	CHECK_EQ(slab_objects(p), 15);
 	free(p);
 	p = malloc(6600);	/* 7280: nine to a slab, not 7680 four to 32 KiB */
 	CHECK_EQ(malloc_usable_size(p), 7280);
-	CHECK_EQ(slab_of(p)->objects, 9);
+	CHECK_EQ(slab_objects(p), 9);
 	free(p);
 	p = malloc(2100);	/* 2176: fifteen to 32 KiB */
 	CHECK_EQ(malloc_usable_size(p), 2176);
-	CHECK_EQ(slab_of(p)->objects, 15);
+	CHECK_EQ(slab_objects(p), 15);
 	free(p);
 	/* kmalloc keeps the kernel's classes; either free takes either's object. */
 	p = malloc(100);

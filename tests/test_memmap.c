@@ -12,9 +12,9 @@
 
 static void descriptor_layout(void)
 {
-	CHECK_EQ(sizeof(struct page), 64);
-	CHECK_EQ(offsetof(struct page, freelist) % 16, 0);
-	CHECK_EQ(MEMMAP_PAGES_PER_SLOT, 256);
+	CHECK_EQ(sizeof(struct page), 32);
+	CHECK_EQ(offsetof(struct page, lru) % 16, 0);
+	CHECK_EQ(MEMMAP_PAGES_PER_SLOT, 128);
 	CHECK_EQ(PAGES_PER_SECTION, 16384);
 }
 
@@ -43,7 +43,7 @@ static void section_header_and_lookups(void)
 	CHECK(addr >= base + (r->first_page << PAGE_SHIFT));
 	CHECK(addr < base + SECTION_SIZE);
 	/* Descriptor and page are in the same region; arithmetic both ways. */
-	CHECK_EQ((uintptr_t)page, base + ((addr - base) >> PAGE_SHIFT) * 64);
+	CHECK_EQ((uintptr_t)page, base + ((addr - base) >> PAGE_SHIFT) * 32);
 	CHECK(memmap_page_address(page) == (void *)addr);
 	CHECK(memmap_page_valid(page));
 	CHECK(!memmap_page_valid((struct page *)r));		/* the header */

@@ -84,7 +84,8 @@ static void coalescing_restores_max_order(void)
 		free_page(pages[i]);
 	page_alloc_drain_pcp();		/* per-CPU lists hold back some pages */
 	CHECK_EQ(free_blocks(ZONE_NORMAL, MAX_PAGE_ORDER), before);
-	for (int o = 0; o < 8; o++)
+	/* Below the order of a section's first block (whose buddy is the mem_map). */
+	for (int o = 0; o < __builtin_ctzl(MEMMAP_PAGES_PER_SLOT); o++)
 		CHECK_EQ(free_blocks(ZONE_NORMAL, o), 0);
 	CHECK_EQ(page_alloc_validate(), 0);
 	free(pages);
@@ -508,7 +509,7 @@ static void carves_merge_with_dirty_blocks(void)
 		struct list_head *pos;
 		list_for_each(pos, &z->free_area[o].dirty) {
 			dirty++;
-			stamped += list_entry(pos, struct page, lru)->free_stamp >> 1 != 0;
+			stamped += list_entry(pos, struct page, lru)->free_stamp != 0;
 		}
 	}
 	pthread_mutex_unlock(&z->lock);

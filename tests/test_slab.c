@@ -281,7 +281,7 @@ static void bad_input(void)
 	 */
 	struct kmem_cache *t = kmem_cache_create("bad-tail", 1000, 0, 0, NULL);
 	char *o = kmem_cache_alloc(t, GFP_KERNEL);
-	struct page *slab = NULL;
+	struct slab *slab = NULL;
 	uintptr_t start = 0;
 	CHECK(object_slab(o, &slab, &start) == t);
 	unsigned int objects = ((union slab_counters){ .counters = slab->counters }).objects;
@@ -292,6 +292,59 @@ static void bad_input(void)
 	kmem_cache_free(t, o);
 	CHECK_EQ(slab_validate_cache(t), 0);
 	kmem_cache_destroy(t);
+}
+
+/*
+ * struct slab spans the first two descriptors: the head, and the first
+ * tail, which stays a tail (flags, head pointer) for lookups while its
+ * list slot holds freelist+counters.  Lookups from either page find the
+ * slab; after the slab goes back both descriptors are a plain free block's.
+ */
+static void slab_spans_two_descriptors(void)
+{
+	CHECK_EQ(sizeof(struct slab), 2 * sizeof(struct page));
+	struct kmem_cache *s = kmem_cache_create("two-desc", 64, 0, 0, NULL);
+	CHECK(s != NULL);
+	CHECK(oo_order(s->oo) >= SLAB_MIN_ORDER && oo_order(s->min) >= SLAB_MIN_ORDER);
+	unsigned int per_slab = oo_objects(s->oo);
+	void **p = calloc(per_slab, sizeof(*p));
+	for (unsigned int i = 0; i < per_slab; i++)
+		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	struct slab *slab = virt_to_slab(p[0]);
+	CHECK(slab != NULL);
+	CHECK(IS_ALIGNED((uintptr_t)slab, 64));
+	struct page *head = slab_page(slab), *tail = head + 1;
+	CHECK_EQ(page_flags(tail), PG_tail);
+	CHECK_EQ(tail->compound_head, tail_word(head));
+	CHECK(compound_head(tail) == head);
+	CHECK(slab->slab_cache == s);
+	/* An object in the second page: the same slab, through the tail. */
+	void *second = (char *)slab_address(slab) + PAGE_SIZE + 8 * s->size;
+	CHECK(virt_to_slab(second) == slab);
+	struct slab *found = NULL;
+	uintptr_t start = 0;
+	CHECK(object_slab(second, &found, &start) == s && found == slab);
+	CHECK_EQ(start, (uintptr_t)slab_address(slab));
+	for (unsigned int i = 0; i < per_slab; i++)
+		kmem_cache_free(s, p[i]);
+	CHECK_EQ(slab_validate_cache(s), 0);
+	kmem_cache_destroy(s);	/* the empty slab goes back */
+	CHECK_EQ(page_alloc_validate(), 0);
+	free(p);
+}
+
+/* Frees of our own metadata: the region header and the memory map. */
+static void frees_of_the_memory_map(void)
+{
+	void *o = kmalloc(32, GFP_KERNEL);
+	struct mem_region *r = page_region(virt_to_page(o));
+	EXPECT_REPORT(kfree(r), "kfree");		/* descriptors 0 and 1: the header */
+	EXPECT_REPORT(kfree((char *)r + 40), "kfree");
+	EXPECT_REPORT(kfree((char *)r + PAGE_SIZE), "kfree");	/* a mem_map page */
+	EXPECT_REPORT(kfree(virt_to_page(o)), "kfree");	/* o's own descriptor */
+	CHECK(object_slab(r, &(struct slab *){ NULL }, &(uintptr_t){ 0 }) == NULL);
+	kfree(o);
+	CHECK_EQ(page_alloc_validate(), 0);
 }
 
 static int stop_churn;
@@ -434,6 +487,8 @@ int main(void)
 	RUN(bulk);
 	RUN(destroy_recreate_returns_memory);
 	RUN(bad_input);
+	RUN(slab_spans_two_descriptors);
+	RUN(frees_of_the_memory_map);
 	RUN(out_of_memory);
 	RUN(fork_while_allocating);
 	RUN(lazy_link_up);	/* last: the others count reports from zero */
