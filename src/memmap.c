@@ -144,6 +144,7 @@ struct mem_region *memmap_add_region(uint64_t nr_pages, enum region_kind kind,
 	}
 	struct mem_region *r = (struct mem_region *)base;
 	r->flags = PG_reserved;
+	r->flags1 = PG_reserved;
 	r->word_tag = PAGE_WORD_TAG;
 	r->word_tag1 = PAGE_WORD_TAG;
 	r->kind = (uint8_t)kind;

@@ -119,7 +119,7 @@ enum region_kind { REGION_SECTION = 1, REGION_LARGE = 2 };
 /* Region header, stored in descriptors 0-1 of the region's own mem_map. */
 struct mem_region {
 	/* descriptor 0 */
-	uint32_t flags;		/* PG_reserved: makes descriptor 0 unallocatable */
+	uint32_t flags;		/* PG_reserved: descriptor 0 is no block of anyone's */
 	uint8_t kind;		/* enum region_kind */
 	uint8_t zone;
 	uint16_t node;
@@ -127,8 +127,9 @@ struct mem_region {
 	uint32_t nr_slots;
 	uint32_t first_page;	/* index of the first data page */
 	uint64_t nr_pages;	/* data pages */
-	/* descriptor 1 */
-	uint64_t carved;	/* SECTION: pages below this index are the buddy lists' */
+	/* descriptor 1: reserved as well, to every lookup */
+	uint32_t flags1;	/* PG_reserved */
+	uint32_t carved;	/* SECTION: pages below this index are the buddy lists' */
 	uint64_t word_tag1;	/* PAGE_WORD_TAG, as word_tag */
 	struct mem_region *next;	/* zone's list of sections */
 	uint64_t reserved_bytes;	/* size of the whole reservation */
@@ -136,6 +137,8 @@ struct mem_region {
 #define MEMMAP_HEADER_DESCRIPTORS 2
 static_assert(sizeof(struct mem_region) <= MEMMAP_HEADER_DESCRIPTORS * sizeof(struct page),
 	      "region header must fit in its descriptors");
+static_assert(offsetof(struct mem_region, flags1) == sizeof(struct page) + offsetof(struct page, flags) &&
+	      PAGES_PER_SECTION <= UINT32_MAX, "descriptor 1's flags; carved fits");
 static_assert(offsetof(struct mem_region, word_tag) == offsetof(struct page, compound_head) &&
 	      offsetof(struct mem_region, word_tag1) ==
 		      sizeof(struct page) + offsetof(struct page, compound_head),
@@ -228,6 +231,15 @@ static inline struct page *compound_head(struct page *page)
 {
 	uintptr_t word = READ_ONCE(page->compound_head);
 	return (word & 1) ? (struct page *)~word : page;
+}
+
+/*
+ * The second word is read without a lock (object_slab on any pointer), so
+ * it is written with relaxed atomic stores.
+ */
+static inline void set_page_word(struct page *page, uintptr_t word)
+{
+	__atomic_store_n(&page->compound_head, word, __ATOMIC_RELAXED);
 }
 
 /* What a tail's compound_head holds: its head, inverted. */

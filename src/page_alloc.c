@@ -98,11 +98,11 @@ static void add_to_free_list(struct zone *z, struct page *page, unsigned int ord
 	page->order = (uint8_t)order;
 	if (zero) {
 		set_page_flags(page, PG_buddy | PG_zero);
-		page->free_stamp = 0;
+		set_page_word(page, 0);
 		list_add(&page->lru, &area->clean);
 	} else {
 		set_page_flags(page, PG_buddy);
-		page->free_stamp = stamp << 1 | PAGE_WORD_TAG;
+		set_page_word(page, stamp << 1 | PAGE_WORD_TAG);
 		list_add(&page->lru, &area->dirty);
 		z->dirty_pages += nr;
 		if (order >= decommit_order)
@@ -126,7 +126,7 @@ static void del_from_free_list(struct zone *z, struct page *page, unsigned int o
 	z->free_pages -= nr;
 	set_page_flags(page, 0);
 	page->order = 0;
-	page->free_stamp = 0;
+	set_page_word(page, 0);
 }
 
 /* Free a block into the lists, merging with free buddies as far as it goes. */
@@ -242,7 +242,7 @@ static bool section_carve(struct zone *z, struct mem_region *r, unsigned int wan
 		order = MAX_PAGE_ORDER;
 	while (idx + (1UL << order) > end)
 		order--;
-	r->carved = idx + (1UL << order);
+	r->carved = (uint32_t)(idx + (1UL << order));
 	z->managed_pages += 1UL << order;
 	free_one_page(z, (struct page *)r + idx, order, true, 0);
 	return true;
@@ -300,7 +300,7 @@ static void prep_head(struct zone *z, struct page *page, unsigned int order, uin
 	page->order = (uint8_t)order;
 	page->zone = (uint8_t)z->type;
 	page->node = (uint16_t)z->node;
-	page->compound_head = 0;
+	set_page_word(page, 0);
 }
 
 static void prep_new_page(struct zone *z, struct page *page, unsigned int order)
@@ -308,7 +308,7 @@ static void prep_new_page(struct zone *z, struct page *page, unsigned int order)
 	prep_head(z, page, order, PG_head);
 	for (unsigned long i = 1; i < 1UL << order; i++) {
 		set_page_flags(&page[i], PG_tail);
-		__atomic_store_n(&page[i].compound_head, tail_word(page), __ATOMIC_RELAXED);
+		set_page_word(&page[i], tail_word(page));
 	}
 }
 
@@ -729,7 +729,7 @@ static void clear_tails(struct page *page, unsigned int order)
 {
 	for (unsigned long i = 1; i < 1UL << order; i++) {
 		set_page_flags(&page[i], 0);
-		__atomic_store_n(&page[i].compound_head, 0, __ATOMIC_RELAXED);
+		set_page_word(&page[i], 0);
 	}
 }
 
@@ -862,7 +862,7 @@ static inline unsigned int extent_next_order(unsigned long rest)
 static void clear_descriptor(struct page *page)
 {
 	set_page_flags(page, 0);
-	__atomic_store_n(&page->compound_head, 0, __ATOMIC_RELAXED);
+	set_page_word(page, 0);
 }
 
 /*

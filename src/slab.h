@@ -224,6 +224,9 @@ struct kmem_cache {
 	uint64_t reciprocal_size;		/* ceil(2^44 / size): index without a division */
 };
 
+/* A head's second word holds a cache pointer: bit 0 clear, or it would read as a tail. */
+static_assert(_Alignof(struct kmem_cache) >= 2, "cache pointers are even");
+
 /* ---- free pointers -------------------------------------------------------- */
 
 /*

@@ -610,6 +610,19 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 		}
 		prior = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
 		old = read_counters(slab);
+		/*
+		 * A double free racing the free that emptied the slab may get
+		 * here after the slab went back: its freelist+counters are a
+		 * tail's list slot by then, which the page allocator may use.
+		 * The cache is cleared before the pages go: check it after the
+		 * reads (this narrows the race; as in the kernel, it stays one).
+		 * The list lock is never held here.
+		 */
+		if (unlikely(__atomic_load_n(&slab->slab_cache, __ATOMIC_ACQUIRE) != s)) {
+			slub_report("BUG %s: object %p freed again after its slab went back (double free); ignored",
+				    s->name, object);
+			return;
+		}
 		set_freepointer(s, object, prior);
 		new = old;
 		new.inuse--;
@@ -732,6 +745,7 @@ static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void
 	if (own < 0 || cpu < 0)
 		return 1;
 	if (slab->slab_cache != s || !(slab_flags(slab) & PG_slab) || c.frozen != frozen ||
+	    slab->tail_flags != PG_tail || slab->tail_compound_head != tail_word(slab_page(slab)) ||
 	    (c.objects != oo_objects(s->oo) && c.objects != oo_objects(s->min)) ||
 	    c.built > c.objects || (s->ctor && c.built != c.objects) ||
 	    (long)c.built - (long)c.inuse != own + (frozen ? 0 : cpu)) {

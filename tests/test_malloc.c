@@ -390,6 +390,15 @@ static void bad_pointers_are_reported(void)
 	errno = 0;
 	EXPECT_ONE_REPORT(CHECK(realloc(OPAQUE(&local), 10) == NULL));
 	CHECK_EQ(errno, EINVAL);
+	/* The memory map's own pages, the region header's first (64 MiB sections). */
+	p = malloc(64);
+	char *map = (char *)((uintptr_t)p & ~((1UL << 26) - 1));
+	for (int i = 0; i < 3; i++) {
+		EXPECT_ONE_REPORT(free(OPAQUE(map + i * 4096)));
+		EXPECT_ONE_REPORT(CHECK_EQ(malloc_usable_size(map + i * 4096), 0));
+	}
+	free(p);
+	free(malloc(200000));	/* the allocator still works */
 }
 
 static void free_keeps_errno(void)

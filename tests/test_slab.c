@@ -13,6 +13,7 @@
 
 #include <slub.h>
 #include "check.h"
+#include "kmalloc.h"
 #include "os.h"
 #include "page_alloc.h"
 #include "report.h"
@@ -329,21 +330,43 @@ static void slab_spans_two_descriptors(void)
 		kmem_cache_free(s, p[i]);
 	CHECK_EQ(slab_validate_cache(s), 0);
 	kmem_cache_destroy(s);	/* the empty slab goes back */
+	/* Its first tail is a plain tail again: no freelist, no counters left in it. */
+	CHECK_EQ(page_flags(tail), 0);
+	CHECK_EQ(tail->compound_head, 0);
+	CHECK(tail->lru.next == NULL && tail->lru.prev == NULL);
 	CHECK_EQ(page_alloc_validate(), 0);
 	free(p);
 }
 
-/* Frees of our own metadata: the region header and the memory map. */
+/*
+ * Frees of our own metadata: the pages of the memory map, whose first two
+ * descriptors hold the region header.  Its fields must not read as a
+ * block's: descriptor 1's flags word sits where the header keeps carved,
+ * which grows past bits 10 and 11 (PG_kmalloc_large, PG_extent) in use.
+ */
 static void frees_of_the_memory_map(void)
 {
-	void *o = kmalloc(32, GFP_KERNEL);
-	struct mem_region *r = page_region(virt_to_page(o));
-	EXPECT_REPORT(kfree(r), "kfree");		/* descriptors 0 and 1: the header */
-	EXPECT_REPORT(kfree((char *)r + 40), "kfree");
-	EXPECT_REPORT(kfree((char *)r + PAGE_SIZE), "kfree");	/* a mem_map page */
-	EXPECT_REPORT(kfree(virt_to_page(o)), "kfree");	/* o's own descriptor */
+	struct page *pages[512];
+	unsigned int n = 0;
+	struct mem_region *r;
+	do {
+		pages[n] = alloc_pages(GFP_KERNEL, 4);
+		CHECK(pages[n] != NULL);
+		r = page_region(pages[n++]);
+	} while (!(r->carved & (3u << 10)) && n < 512);
+	CHECK(r->carved & (3u << 10));
+	uint32_t carved = r->carved;
+	EXPECT_REPORT(kfree(r), "kfree");			/* descriptor 0 */
+	EXPECT_REPORT(kfree((char *)r + PAGE_SIZE), "kfree");	/* descriptor 1 */
+	EXPECT_REPORT(kfree((char *)r + 2 * PAGE_SIZE), "kfree");	/* a zero descriptor */
+	bool ok;
+	CHECK_EQ(ksize_of((char *)r + PAGE_SIZE, "ksize", &ok), 0);
+	CHECK(!ok);
 	CHECK(object_slab(r, &(struct slab *){ NULL }, &(uintptr_t){ 0 }) == NULL);
-	kfree(o);
+	CHECK_EQ(r->carved, carved);
+	CHECK_EQ(r->flags1, PG_reserved);
+	while (n)
+		__free_pages(pages[--n], 4);
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
