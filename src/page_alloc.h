@@ -135,7 +135,8 @@ __hidden void page_alloc_init(void);
 /*
  * Walk every free list and every descriptor of every zone; report each
  * inconsistency and return their number (0: consistent).  Call it with no
- * free in flight: a block being freed is briefly in no state it checks.
+ * allocation or free in flight: a block being freed, or a slab being made,
+ * is briefly in no state it checks.
  */
 __hidden unsigned long page_alloc_validate(void);
 

@@ -103,6 +103,13 @@ static unsigned long check_section(struct zone *z, struct mem_region *r,
 			*pcp_pages += nr;
 		} else {
 			*used_pages += nr;
+			/* A head's second word is a cache exactly when it is a slab (memmap.h). */
+			intptr_t word = (intptr_t)READ_ONCE(page->compound_head);
+			if ((word > 0) != !!(flags & PG_slab) || ((flags & PG_slab) && !order)) {
+				slub_report("validate: %s: block %p (order %u, flags %#x) has second word %#lx",
+					    z->name, addr, order, flags, (unsigned long)word);
+				errors++;
+			}
 		}
 		for (unsigned long i = 1; i < nr; i++) {
 			struct page *tail = page + i;

@@ -319,6 +319,11 @@ static void slab_spans_two_descriptors(void)
 	CHECK_EQ(tail->compound_head, tail_word(head));
 	CHECK(compound_head(tail) == head);
 	CHECK(slab->slab_cache == s);
+	/* The validator holds a head to it: a cache word exactly on a slab. */
+	CHECK_EQ(page_alloc_validate(), 0);
+	__atomic_and_fetch(&slab->flags, ~PG_slab, __ATOMIC_RELAXED);
+	EXPECT_REPORT(CHECK_EQ(page_alloc_validate(), 1), "second word");
+	__atomic_or_fetch(&slab->flags, PG_slab, __ATOMIC_RELAXED);
 	/* An object in the second page: the same slab, through the tail. */
 	void *second = (char *)slab_address(slab) + PAGE_SIZE + 8 * s->size;
 	CHECK(virt_to_slab(second) == slab);
