@@ -83,6 +83,17 @@ static void zone_maybe_decay(struct zone *z, uint64_t now);
 
 /* ---- free lists --------------------------------------------------------- */
 
+/*
+ * Zero a descriptor's flags and head pointer (an old cut head becomes a
+ * zero tail; order, zone, node and lru stay stale, read by nobody while
+ * no flag is set).
+ */
+static void clear_descriptor(struct page *page)
+{
+	set_page_flags(page, 0);
+	set_page_word(page, 0);
+}
+
 /* When a dirty free block was freed (ms; 0 for a clean one). */
 static uint64_t block_stamp(const struct page *page)
 {
@@ -124,9 +135,8 @@ static void del_from_free_list(struct zone *z, struct page *page, unsigned int o
 	}
 	z->free_area[order].nr_free--;
 	z->free_pages -= nr;
-	set_page_flags(page, 0);
+	clear_descriptor(page);
 	page->order = 0;
-	set_page_word(page, 0);
 }
 
 /* Free a block into the lists, merging with free buddies as far as it goes. */
@@ -727,10 +737,8 @@ unsigned long get_zeroed_page(gfp_t gfp)
 /* Undo prep_new_page() on the tails of a block of @order (before it is freed). */
 static void clear_tails(struct page *page, unsigned int order)
 {
-	for (unsigned long i = 1; i < 1UL << order; i++) {
-		set_page_flags(&page[i], 0);
-		set_page_word(&page[i], 0);
-	}
+	for (unsigned long i = 1; i < 1UL << order; i++)
+		clear_descriptor(&page[i]);
 }
 
 /*
@@ -853,17 +861,6 @@ static inline unsigned int extent_next_order(unsigned long rest)
 	for (unsigned long off = 0, rest_ = (nr), order;                         \
 	     rest_ && (order = extent_next_order(rest_), true);                  \
 	     off += 1UL << order, rest_ -= 1UL << order)
-
-/*
- * Zero a descriptor's flags and head pointer (an old cut head becomes a
- * zero tail; order, zone, node and lru stay stale, read by nobody while
- * no flag is set).
- */
-static void clear_descriptor(struct page *page)
-{
-	set_page_flags(page, 0);
-	set_page_word(page, 0);
-}
 
 /*
  * Cut the extent at @page, cut for @old_nr pages (0: a new block, all

@@ -173,9 +173,8 @@ bool calculate_sizes(struct kmem_cache *s)
 		s->allocflags |= __GFP_RECLAIMABLE;
 	s->oo = oo_make((unsigned int)order, size);
 	s->min = oo_make(slab_min_order_for(size), size);
-	/* struct slab spans two descriptors: never an order-0 slab. */
-	return oo_objects(s->oo) != 0 && oo_order(s->oo) >= SLAB_MIN_ORDER &&
-	       oo_order(s->min) >= SLAB_MIN_ORDER;
+	/* struct slab spans two descriptors: never an order-0 slab (s->min is not, by its making). */
+	return oo_objects(s->oo) != 0 && oo_order(s->oo) >= SLAB_MIN_ORDER;
 }
 
 void set_min_partial(struct kmem_cache *s)
