@@ -77,14 +77,18 @@ static void *object_at(struct kmem_cache *s, void *start, unsigned int i)
 }
 
 /*
- * Where the next lazy link-up of a slab ends: every object that starts in
- * the page where object @start starts (at least that one).
+ * Where the next lazy link-up of a slab ends: every object whose free
+ * pointer lies in the page that holds object @start's (at least that one).
+ * Linking writes the pointers; an object that crosses into the next page
+ * with its pointer there waits for the next link-up, so that page stays
+ * untouched until an object in it is handed out (a cache of 1664-byte
+ * objects used by one object holds one page, not two).
  */
 static unsigned int build_end(struct kmem_cache *s, unsigned int start, unsigned int objects)
 {
-	size_t off = (size_t)start * s->size + s->red_left_pad;
-	size_t page_end = (off | (PAGE_SIZE - 1)) + 1;
-	size_t end = (page_end - s->red_left_pad + s->size - 1) / s->size;
+	size_t fp0 = s->red_left_pad + s->offset;	/* object 0's free pointer */
+	size_t page_end = (((size_t)start * s->size + fp0) | (PAGE_SIZE - 1)) + 1;
+	size_t end = (page_end - sizeof(void *) - fp0) / s->size + 1;
 	return end < objects ? (unsigned int)end : objects;
 }
 
