@@ -12,8 +12,8 @@
  *   partial     a slab with free objects that no CPU allocates from: on its
  *               node's partial list, or on a CPU's partial list.
  *   full        no free objects and not a cpu slab: on no list at all.
- *   built       a new slab links only the objects that start in its first
- *               page; the rest are free but unlinked until the freelist
+ *   built       a new slab links only the objects whose free pointers are
+ *               in its first page; the rest are free but unlinked until the freelist
  *               runs dry, then linked a page at a time.  Pages nobody
  *               allocated from are never written, so never resident: a
  *               32 KiB slab with one object in use costs a page, not eight.
