@@ -216,6 +216,12 @@ MALLOC_API void *realloc(void *p, size_t size)
 	/* An extent grows or shrinks where it lies if it can (glibc: mremap, or the next chunk). */
 	if (old > MALLOC_MAX_CLASS_SIZE && size > MALLOC_MAX_CLASS_SIZE && extent_resize(p, size))
 		return p;
+	/* A mapping of its own that outgrew its slots moves its pages, not its bytes. */
+	if (old > MALLOC_MAX_CLASS_SIZE && size > old) {
+		void *q = extent_move(p, size);
+		if (q)
+			return q;
+	}
 	void *q = malloc(size);
 	if (!q)
 		return NULL;

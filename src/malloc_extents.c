@@ -210,6 +210,21 @@ size_t extent_usable_size(const void *p)
 	return page ? page->nr_extent_pages << PAGE_SHIFT : 0;
 }
 
+void *extent_move(void *p, size_t size)
+{
+	if (size > PTRDIFF_MAX - PAGE_SIZE)
+		return NULL;
+	struct page *page = extent_of(p, false);
+	unsigned long nr = pages_for(size);
+	if (!page || nr <= MAX_ORDER_NR_PAGES)
+		return NULL;
+	struct page *moved = remap_pages_extent(page, page->nr_extent_pages, nr);
+	if (!moved)
+		return NULL;
+	moved->nr_extent_pages = nr;
+	return memmap_page_address(moved);
+}
+
 bool extent_resize(void *p, size_t size)
 {
 	if (size > PTRDIFF_MAX - PAGE_SIZE)

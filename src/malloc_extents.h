@@ -14,6 +14,11 @@ __hidden bool extent_free(void *p);
 __hidden size_t extent_usable_size(const void *p);
 /* Resize the extent at @p to @size bytes without moving it, if it can be. */
 __hidden bool extent_resize(void *p, size_t size);
+/*
+ * Grow the extent at @p, a mapping of its own, to @size bytes by moving its
+ * pages (mremap), not its bytes; the new address, or NULL (the caller copies).
+ */
+__hidden void *extent_move(void *p, size_t size);
 /* Unmap the cached mappings (malloc_trim). */
 __hidden void extent_cache_drain(void);
 

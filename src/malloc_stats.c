@@ -126,13 +126,18 @@ MALLOC_API int malloc_info(int options, FILE *fp)
 	/* Given back to the OS so far (decommitted), and of that by the dirty bound. */
 	size_t returned = READ_ONCE(page_alloc_stats.decommitted_pages) << PAGE_SHIFT;
 	size_t by_bound = READ_ONCE(page_alloc_stats.bound_pages) << PAGE_SHIFT;
+	/* Blocks realloc moved by their pages (mremap), and the bytes not copied. */
+	size_t moved = READ_ONCE(page_alloc_stats.remapped_extents);
+	size_t moved_bytes = READ_ONCE(page_alloc_stats.remapped_pages) << PAGE_SHIFT;
 	fprintf(fp, "<malloc version=\"libslub-1\">\n"
 		    "<total type=\"slabs\" size=\"%zu\"/>\n<total type=\"in-use\" size=\"%zu\"/>\n"
 		    "<total type=\"free-resident\" size=\"%zu\"/>\n"
 		    "<total type=\"mmap\" count=\"%zu\" size=\"%zu\"/>\n"
 		    "<total type=\"returned\" size=\"%zu\"/>\n"
-		    "<total type=\"returned-by-bound\" size=\"%zu\"/>\n</malloc>\n",
-		m.arena - m.keepcost, m.uordblks, m.keepcost, m.hblks, m.hblkhd, returned, by_bound);
+		    "<total type=\"returned-by-bound\" size=\"%zu\"/>\n"
+		    "<total type=\"mmap-moved\" count=\"%zu\" size=\"%zu\"/>\n</malloc>\n",
+		m.arena - m.keepcost, m.uordblks, m.keepcost, m.hblks, m.hblkhd, returned, by_bound,
+		moved, moved_bytes);
 	return 0;
 }
 

@@ -94,8 +94,8 @@ static void large_geometry(uint64_t nr_pages, size_t align, uint32_t *nr_slots,
 	}
 }
 
-struct mem_region *memmap_add_region(uint64_t nr_pages, enum region_kind kind,
-				     int zone, bool below_4g, size_t data_align)
+static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, int zone,
+				     bool below_4g, size_t data_align, bool commit_data)
 {
 	uint32_t nr_slots = 1;
 	uint64_t first_page = MEMMAP_PAGES_PER_SLOT;
@@ -137,7 +137,8 @@ struct mem_region *memmap_add_region(uint64_t nr_pages, enum region_kind kind,
 	 */
 	if (kind == REGION_LARGE) {
 		/* A large block is one request: charged, as glibc's mmap of it would be. */
-		if (os_commit(base, map_bytes) || os_commit_charged(base + data_off, data_bytes))
+		if (os_commit(base, map_bytes) ||
+		    (commit_data && os_commit_charged(base + data_off, data_bytes)))
 			goto fail_release;
 	} else if (os_commit(base, map_bytes + data_bytes)) {
 		goto fail_release;
@@ -169,6 +170,17 @@ fail:
 	if (errno != EEXIST)
 		errno = ENOMEM;
 	return NULL;
+}
+
+struct mem_region *memmap_add_region(uint64_t nr_pages, enum region_kind kind,
+				     int zone, bool below_4g, size_t data_align)
+{
+	return add_region(nr_pages, kind, zone, below_4g, data_align, true);
+}
+
+struct mem_region *memmap_add_region_for_move(uint64_t nr_pages, int zone)
+{
+	return add_region(nr_pages, REGION_LARGE, zone, false, PAGE_SIZE, false);
 }
 
 void memmap_unregister_region(struct mem_region *r)

@@ -129,7 +129,11 @@ struct mem_region {
 	uint64_t nr_pages;	/* data pages */
 	/* descriptor 1: reserved as well, to every lookup */
 	uint32_t flags1;	/* PG_reserved */
-	uint32_t carved;	/* SECTION: pages below this index are the buddy lists' */
+	union {
+		uint32_t carved;	/* SECTION: pages below this index are the buddy lists' */
+		uint32_t moved_pages;	/* LARGE: 0, or the data pages of the one mapping
+					   remap_pages_extent() moved here (read-write) */
+	};
 	uint64_t word_tag1;	/* PAGE_WORD_TAG, as word_tag */
 	struct mem_region *next;	/* zone's list of sections */
 	uint64_t reserved_bytes;	/* size of the whole reservation */
@@ -263,6 +267,11 @@ __hidden bool memmap_page_valid(const struct page *page);
  */
 __hidden struct mem_region *memmap_add_region(uint64_t nr_pages, enum region_kind kind,
 					      int zone, bool below_4g, size_t data_align);
+/*
+ * A LARGE region whose data pages are left reserved, not committed: the
+ * caller moves a mapping there (os_move) or releases the region.
+ */
+__hidden struct mem_region *memmap_add_region_for_move(uint64_t nr_pages, int zone);
 
 /* Serialise against region changes (lookups of large regions need it). */
 __hidden void memmap_lock(void);

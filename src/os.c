@@ -28,11 +28,18 @@
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
 
+/* mremap(2) is variadic (the new address comes last); the table's entry is not. */
+static void *mremap_to(void *old, size_t old_len, size_t new_len, int flags, void *new_addr)
+{
+	return mremap(old, old_len, new_len, flags, new_addr);
+}
+
 const struct slub_os_ops slub_os_default = {
 	.mmap = mmap,
 	.munmap = munmap,
 	.mprotect = mprotect,
 	.madvise = madvise,
+	.mremap = mremap_to,
 };
 
 struct slub_os_ops slub_os = {
@@ -40,6 +47,7 @@ struct slub_os_ops slub_os = {
 	.munmap = munmap,
 	.mprotect = mprotect,
 	.madvise = madvise,
+	.mremap = mremap_to,
 };
 
 ptrdiff_t os_rseq_offset;
@@ -108,6 +116,12 @@ int os_decommit(void *addr, size_t size)
 int os_release(void *addr, size_t size)
 {
 	return slub_os.munmap(addr, size) ? -errno : 0;
+}
+
+int os_move(void *old, size_t old_size, void *to, size_t new_size)
+{
+	void *p = slub_os.mremap(old, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	return p == MAP_FAILED ? -errno : 0;
 }
 
 int os_check_page_size(void)

@@ -25,6 +25,7 @@ struct slub_os_ops {
 	int (*munmap)(void *addr, size_t len);
 	int (*mprotect)(void *addr, size_t len, int prot);
 	int (*madvise)(void *addr, size_t len, int advice);
+	void *(*mremap)(void *old, size_t old_len, size_t new_len, int flags, void *new_addr);
 };
 
 /* The table in force; tests swap entries, restore from slub_os_default. */
@@ -58,6 +59,13 @@ __hidden int os_commit_charged(void *addr, size_t size);
  */
 __hidden int os_decommit(void *addr, size_t size);
 __hidden int os_release(void *addr, size_t size);
+/*
+ * Move the mapping [old, old + old_size) to @to, @new_size long (the rest
+ * zero, charged as the old one), replacing what was reserved there.  The
+ * kernel moves page tables; nothing is copied.  0 or -errno (then nothing
+ * moved).
+ */
+__hidden int os_move(void *old, size_t old_size, void *to, size_t new_size);
 
 /* 0 when the system page size is the PAGE_SIZE we are built for. */
 __hidden int os_check_page_size(void);

@@ -1052,7 +1052,14 @@ bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_
 	if (page == region_first_page(r) && page->order == EXTENT_ORDER && r->nr_pages == nr) {
 		uint64_t room = ((uint64_t)r->nr_slots << (SECTION_SHIFT - PAGE_SHIFT)) - r->first_page;
 		char *data = memmap_page_address(page);
-		if (new_nr > nr && new_nr <= room)
+		if (new_nr > nr && r->moved_pages)
+			/*
+			 * Within its mapping, or it moves again: a piece mapped
+			 * beside it would be a second mapping (its page offset
+			 * does not follow on), which mremap cannot move as one.
+			 */
+			ok = new_nr <= r->moved_pages;
+		else if (new_nr > nr && new_nr <= room)
 			ok = !os_commit_charged(data + (nr << PAGE_SHIFT), (new_nr - nr) << PAGE_SHIFT);
 		else if (new_nr <= nr)
 			ok = !os_decommit(data + (new_nr << PAGE_SHIFT), (nr - new_nr) << PAGE_SHIFT);
@@ -1064,6 +1071,67 @@ bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_
 	}
 	memmap_unlock();
 	return ok;
+}
+
+static_assert((1UL << MAX_LARGE_ORDER) <= UINT32_MAX, "moved_pages holds a large region's pages");
+
+struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned long new_nr)
+{
+	slub_fork_handlers_check();
+	if (!memmap_in_large_region(page) || new_nr <= nr || new_nr > (1UL << MAX_LARGE_ORDER))
+		return NULL;
+	struct mem_region *old = page_region(page);
+	if (old->zone == ZONE_DMA32)
+		return NULL;	/* its slots are below 4 GiB, where the new ones might not be */
+	/*
+	 * A quarter more mapped than asked for: a moved buffer grows within
+	 * its own mapping (no system call) until it moves again, so a buffer
+	 * grown a page at a time moves once per quarter, not per page.  The
+	 * extra pages are charged, never touched by us.
+	 */
+	unsigned long map_nr = new_nr + new_nr / 4;
+	if (map_nr > (1UL << MAX_LARGE_ORDER))
+		map_nr = 1UL << MAX_LARGE_ORDER;
+	struct mem_region *r = memmap_add_region_for_move(map_nr, old->zone);
+	if (!r)
+		return NULL;
+	r->nr_pages = new_nr;
+	r->moved_pages = (uint32_t)map_nr;
+	struct page *head = region_first_page(r);
+	void *base = NULL;
+	size_t bytes = 0;
+
+	/* Judged and moved under memmap_lock, as free_large judges a free. */
+	memmap_lock();
+	if (page == region_first_page(old) && page->order == EXTENT_ORDER && old->nr_pages == nr &&
+	    (page_flags(page) & PG_head) &&
+	    !os_move(memmap_page_address(page), nr << PAGE_SHIFT, memmap_page_address(head),
+		     map_nr << PAGE_SHIFT)) {
+		head->order = EXTENT_ORDER;
+		head->zone = page->zone;
+		head->node = page->node;
+		r->node = old->node;
+		__atomic_store_n(&head->flags, page_flags(page), __ATOMIC_RELEASE);
+		set_page_flags(page, 0);
+		base = old;
+		bytes = old->reserved_bytes;
+		memmap_unregister_region(old);
+	} else {
+		memmap_unregister_region(r);
+	}
+	memmap_unlock();
+
+	if (!base) {
+		memmap_release_region(r, r->reserved_bytes);
+		return NULL;
+	}
+	memmap_release_region(base, bytes);	/* its data is gone already: the header, the rest */
+	__atomic_add_fetch(&page_alloc_stats.large_pages, new_nr - nr, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&page_alloc_stats.remapped_extents, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&page_alloc_stats.remapped_pages, nr, __ATOMIC_RELAXED);
+	extent_account(new_nr, 1);
+	extent_account(nr, -1);
+	return head;
 }
 
 void *page_address(const struct page *page)

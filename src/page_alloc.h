@@ -77,6 +77,8 @@ struct page_alloc_stats {
 	unsigned long extent_pages;
 	unsigned long idle_extents;	/* of those, freed and kept for reuse (malloc) */
 	unsigned long idle_extent_pages;
+	unsigned long remapped_extents;	/* moved by remap_pages_extent() (totals) */
+	unsigned long remapped_pages;
 };
 extern __hidden struct page_alloc_stats page_alloc_stats;
 
@@ -116,6 +118,15 @@ __hidden void release_pages_extent(struct page *page, unsigned long nr);
  * copies.
  */
 __hidden bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_nr);
+/*
+ * Grow an extent with a mapping of its own that resize_pages_extent()
+ * cannot grow in place: its pages move to a new region of @new_nr pages
+ * (mremap: page tables move, no byte is copied, as glibc's realloc of an
+ * mmapped chunk).  Returns the new head, the old one now invalid; NULL if
+ * it cannot (a buddy extent, DMA32, no memory), the extent untouched.
+ */
+__hidden struct page *remap_pages_extent(struct page *page, unsigned long nr,
+					 unsigned long new_nr);
 
 /* Return every per-CPU list's pages to the buddy lists. */
 __hidden void page_alloc_drain_pcp(void);

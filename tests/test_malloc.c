@@ -134,6 +134,8 @@ static void zero_sizes(void)
 	free(d);
 }
 
+static size_t info_total(const char *type);
+
 static void realloc_grows_shrinks_moves(void)
 {
 	size_t n = 10;
@@ -175,7 +177,31 @@ static void realloc_grows_shrinks_moves(void)
 	char *smaller = realloc(OPAQUE(bigger), 6 << 20);
 	CHECK((uintptr_t)smaller == (uintptr_t)big && all_bytes(smaller, 0x66, 6 << 20));
 	CHECK_EQ(malloc_usable_size(smaller), 6 << 20);
-	free(smaller);
+	/*
+	 * Grown a MiB at a time past its slot: it moves (its pages, by
+	 * mremap), grows inside the moved mapping, moves again; every MiB
+	 * written keeps its mark.
+	 */
+	char *grow = smaller;
+	size_t moves = 0, moved_before = info_total("mmap-moved");
+	for (size_t mib = 7; mib <= 200; mib++) {
+		char *g = realloc(OPAQUE(grow), mib << 20);
+		CHECK(g != NULL);
+		moves += g != grow;
+		grow = g;
+		grow[(mib << 20) - 1] = (char)mib;
+		CHECK_EQ(malloc_usable_size(grow), mib << 20);
+	}
+	CHECK(moves >= 2);
+	/* Moved by pages, not copied: 63 MiB at the first move, 128 MiB over all. */
+	CHECK(info_total("mmap-moved") >= moved_before + (128u << 20));
+	CHECK(all_bytes(grow, 0x66, 6 << 20));
+	for (size_t mib = 7; mib <= 200; mib++)
+		if (grow[(mib << 20) - 1] != (char)mib) {
+			CHECK(!"a block grown past its slot lost content");
+			break;
+		}
+	free(grow);
 	char *small = malloc(100);
 	void *same = realloc(OPAQUE(small), 90);
 	CHECK((uintptr_t)same == (uintptr_t)small);

@@ -11,6 +11,7 @@
 
 #include <slub.h>
 #include "check.h"
+#include "os.h"
 #include "page_alloc.h"
 #include "report.h"
 
@@ -444,6 +445,85 @@ static void extents_resize_in_place(void)
 		CHECK_EQ(after[o], before[o]);
 }
 
+static void *failing_mremap(void *old, size_t old_len, size_t new_len, int flags, void *to)
+{
+	(void)old, (void)old_len, (void)new_len, (void)flags, (void)to;
+	errno = ENOMEM;
+	return MAP_FAILED;
+}
+
+static void fill(unsigned char *p, unsigned long pages)
+{
+	for (unsigned long i = 0; i < pages; i++)
+		p[i * PAGE_SIZE] = p[i * PAGE_SIZE + PAGE_SIZE - 1] = (unsigned char)(i * 7 + 1);
+}
+
+static bool filled(const unsigned char *p, unsigned long pages)
+{
+	for (unsigned long i = 0; i < pages; i++)
+		if (p[i * PAGE_SIZE] != (unsigned char)(i * 7 + 1) ||
+		    p[i * PAGE_SIZE + PAGE_SIZE - 1] != (unsigned char)(i * 7 + 1))
+			return false;
+	return true;
+}
+
+/*
+ * An extent with a mapping of its own that outgrows its region's slots
+ * moves its pages to a new region (mremap), keeping every byte; the old
+ * address is nobody's after.  A moved extent grows inside its mapping
+ * (mapped a quarter larger), and past it moves again, never growing a
+ * second mapping beside it.  A failing mremap leaves the extent as it was.
+ */
+static void large_extents_move_their_pages(void)
+{
+	const unsigned long nr = 3000, big = 20000;	/* 11.7 MiB, then 78 MiB: past a 64 MiB slot */
+	unsigned long remapped = page_alloc_stats.remapped_extents;
+	unsigned long large = page_alloc_stats.large_allocs;
+	struct page *e = alloc_pages_extent(GFP_KERNEL, nr, 0);
+	CHECK(e != NULL);
+	unsigned char *old = page_address(e);
+	fill(old, nr);
+	CHECK(!resize_pages_extent(e, nr, big));	/* beyond its slot: refused in place */
+
+	slub_os.mremap = failing_mremap;
+	CHECK(remap_pages_extent(e, nr, big) == NULL);
+	slub_os = slub_os_default;
+	CHECK(virt_to_page(old) == e && filled(old, nr));
+	CHECK_EQ(page_alloc_stats.large_allocs, large + 1);	/* the new region went */
+	CHECK_EQ(page_alloc_validate(), 0);
+
+	struct page *m = remap_pages_extent(e, nr, big);
+	CHECK(m != NULL);
+	unsigned char *p = page_address(m);
+	CHECK(p != old);
+	CHECK(virt_to_page(old) == NULL);
+	CHECK(virt_to_page(p) == m && virt_to_page(p + (big - 1) * PAGE_SIZE) == m + big - 1);
+	CHECK(filled(p, nr));
+	CHECK(p[nr * PAGE_SIZE] == 0 && p[big * PAGE_SIZE - 1] == 0);
+	CHECK_EQ(page_alloc_stats.remapped_extents, remapped + 1);
+	CHECK_EQ(page_alloc_stats.large_allocs, large + 1);
+	CHECK_EQ(page_alloc_validate(), 0);
+
+	/* Inside its mapping in place; past it, no: it moves again. */
+	fill(p, big);
+	CHECK(resize_pages_extent(m, big, big + big / 4));
+	CHECK(!resize_pages_extent(m, big + big / 4, big + big / 4 + 1));
+	CHECK(resize_pages_extent(m, big + big / 4, big));
+	struct page *m2 = remap_pages_extent(m, big, 2 * big);
+	CHECK(m2 != NULL && m2 != m);
+	CHECK(filled(page_address(m2), big));
+	CHECK_EQ(page_alloc_stats.remapped_extents, remapped + 2);
+	CHECK(!remap_pages_extent(m2, 2 * big, big));	/* it only grows */
+	free_pages_extent(m2, 2 * big);
+	CHECK_EQ(page_alloc_stats.large_allocs, large);
+	CHECK_EQ(page_alloc_validate(), 0);
+
+	/* A buddy extent has no mapping of its own to move. */
+	struct page *b = alloc_pages_extent(GFP_KERNEL, 5, 0);
+	CHECK(remap_pages_extent(b, 5, big) == NULL);
+	free_pages_extent(b, 5);
+}
+
 static void get_order_matches_kernel(void)
 {
 	CHECK_EQ(get_order(1), 0);
@@ -536,6 +616,7 @@ int main(void)
 	RUN(unknown_node_is_any_node);
 	RUN(extents_are_exact);
 	RUN(extents_resize_in_place);
+	RUN(large_extents_move_their_pages);
 	CHECK_EQ(page_alloc_validate(), 0);
 	return check_done();
 }
