@@ -39,6 +39,7 @@ bench:
 	cmake --build build-count -j$(JOBS) --target bench_slab
 	bench/run.sh $(BENCH_BUILD)
 	bench/run_slab.sh $(BENCH_BUILD)
+	bench/run_realloc.sh $(BENCH_BUILD)
 	bench/run_programs.sh $(BENCH_BUILD)
 
 install: build

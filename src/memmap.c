@@ -94,6 +94,8 @@ static void large_geometry(uint64_t nr_pages, size_t align, uint32_t *nr_slots,
 	}
 }
 
+#define LARGE_DATA_ALIGN (2UL << 20)
+
 static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, int zone,
 				     bool below_4g, size_t data_align, bool commit_data)
 {
@@ -108,8 +110,13 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 			errno = ENOMEM;
 			return NULL;
 		}
-		if (data_align < PAGE_SIZE)
-			data_align = PAGE_SIZE;
+		/*
+		 * Data on a 2 MiB boundary: mremap moves a region's pages a
+		 * page table (512 pages) at a time when the old and new
+		 * addresses are both aligned so, not an entry at a time.
+		 */
+		if (data_align < LARGE_DATA_ALIGN)
+			data_align = LARGE_DATA_ALIGN;
 		large_geometry(nr_pages, data_align, &nr_slots, &first_page);
 		if (data_align > align)
 			align = data_align;
