@@ -124,6 +124,21 @@ int os_move(void *old, size_t old_size, void *to, size_t new_size)
 	return p == MAP_FAILED ? -errno : 0;
 }
 
+bool os_can_commit(size_t size)
+{
+	void *p = slub_os.mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	slub_os.munmap(p, size);
+	return true;
+}
+
+bool os_range_mapped(void *addr, size_t size)
+{
+	/* msync() checks the range and, for anonymous memory, does nothing else. */
+	return !msync(addr, size, MS_ASYNC);
+}
+
 int os_check_page_size(void)
 {
 	/* The aux vector, not sysconf(): sysconf's page of libc is one more

@@ -66,6 +66,10 @@ __hidden int os_release(void *addr, size_t size);
  * moved).
  */
 __hidden int os_move(void *old, size_t old_size, void *to, size_t new_size);
+/* Would the OS charge @size more bytes of private memory now?  (A mapping made and undone.) */
+__hidden bool os_can_commit(size_t size);
+/* Is every page of [addr, addr + size) mapped (by anyone)? */
+__hidden bool os_range_mapped(void *addr, size_t size);
 
 /* 0 when the system page size is the PAGE_SIZE we are built for. */
 __hidden int os_check_page_size(void);

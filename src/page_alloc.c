@@ -1075,6 +1075,16 @@ bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_
 
 static_assert((1UL << MAX_LARGE_ORDER) <= UINT32_MAX, "moved_pages holds a large region's pages");
 
+/* Unmap [base, base + bytes) but for the hole [hole, hole + hole_bytes) inside it. */
+static void release_around(void *base, size_t bytes, void *hole, size_t hole_bytes)
+{
+	char *b = base, *h = hole;
+	if (h > b)
+		memmap_release_region(b, (size_t)(h - b));
+	if (h + hole_bytes < b + bytes)
+		memmap_release_region(h + hole_bytes, (size_t)(b + bytes - (h + hole_bytes)));
+}
+
 struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned long new_nr)
 {
 	slub_fork_handlers_check();
@@ -1092,21 +1102,28 @@ struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned lo
 	unsigned long map_nr = new_nr + new_nr / 4;
 	if (map_nr > (1UL << MAX_LARGE_ORDER))
 		map_nr = 1UL << MAX_LARGE_ORDER;
+	/*
+	 * A move that fails on the charge may have unmapped its target first
+	 * (Linux does, for MREMAP_FIXED): ask before, so it rarely fails.
+	 */
+	if (!os_can_commit((map_nr - nr) << PAGE_SHIFT))
+		return NULL;
 	struct mem_region *r = memmap_add_region_for_move(map_nr, old->zone);
 	if (!r)
 		return NULL;
 	r->nr_pages = new_nr;
 	r->moved_pages = (uint32_t)map_nr;
 	struct page *head = region_first_page(r);
+	char *from = memmap_page_address(page), *to = memmap_page_address(head);
+	size_t from_bytes = nr << PAGE_SHIFT, to_bytes = map_nr << PAGE_SHIFT;
 	void *base = NULL;
 	size_t bytes = 0;
 
 	/* Judged and moved under memmap_lock, as free_large judges a free. */
 	memmap_lock();
-	if (page == region_first_page(old) && page->order == EXTENT_ORDER && old->nr_pages == nr &&
-	    (page_flags(page) & PG_head) &&
-	    !os_move(memmap_page_address(page), nr << PAGE_SHIFT, memmap_page_address(head),
-		     map_nr << PAGE_SHIFT)) {
+	bool ours = page == region_first_page(old) && page->order == EXTENT_ORDER &&
+		    old->nr_pages == nr && (page_flags(page) & PG_head);
+	if (ours && !os_move(from, from_bytes, to, to_bytes)) {
 		head->order = EXTENT_ORDER;
 		head->zone = page->zone;
 		head->node = page->node;
@@ -1121,11 +1138,23 @@ struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned lo
 	}
 	memmap_unlock();
 
+	/*
+	 * Whatever the kernel unmapped is a hole another thread's mmap may
+	 * fill at once: never unmap it.  After a move that is the old data;
+	 * after a failed one, the target if it is no longer all mapped (a
+	 * mapping of someone else's filling exactly that hole in between is
+	 * the one case this cannot tell, and the check above makes failing
+	 * rare in the first place).
+	 */
 	if (!base) {
-		memmap_release_region(r, r->reserved_bytes);
+		size_t r_bytes = r->reserved_bytes;
+		if (!ours || os_range_mapped(to, to_bytes))
+			memmap_release_region(r, r_bytes);
+		else
+			release_around(r, r_bytes, to, to_bytes);
 		return NULL;
 	}
-	memmap_release_region(base, bytes);	/* its data is gone already: the header, the rest */
+	release_around(base, bytes, from, from_bytes);
 	__atomic_add_fetch(&page_alloc_stats.large_pages, new_nr - nr, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&page_alloc_stats.remapped_extents, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&page_alloc_stats.remapped_pages, nr, __ATOMIC_RELAXED);

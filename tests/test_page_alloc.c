@@ -445,11 +445,45 @@ static void extents_resize_in_place(void)
 		CHECK_EQ(after[o], before[o]);
 }
 
+/*
+ * Another thread's mapping, as if its mmap() landed in a hole the kernel
+ * just made: one page at @at, which must outlive what we do after.
+ */
+static void *foreign;
+
+static void map_foreign(void *at)
+{
+	foreign = mmap(at, PAGE_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	CHECK(foreign == at);
+	memset(foreign, 0x5a, PAGE_SIZE);
+}
+
+static bool foreign_alive(void)
+{
+	unsigned char v;
+	bool mapped = !mincore(foreign, PAGE_SIZE, &v) && ((unsigned char *)foreign)[7] == 0x5a;
+	munmap(foreign, PAGE_SIZE);
+	return mapped;
+}
+
+/* As Linux fails an MREMAP_FIXED move on the charge: the target unmapped first. */
 static void *failing_mremap(void *old, size_t old_len, size_t new_len, int flags, void *to)
 {
-	(void)old, (void)old_len, (void)new_len, (void)flags, (void)to;
+	(void)old, (void)old_len, (void)flags;
+	munmap(to, new_len);
+	map_foreign((char *)to + new_len / 2);
 	errno = ENOMEM;
 	return MAP_FAILED;
+}
+
+/* A move that works, and another thread maps into the old data's place at once. */
+static void *racing_mremap(void *old, size_t old_len, size_t new_len, int flags, void *to)
+{
+	void *p = mremap(old, old_len, new_len, flags, to);
+	if (p != MAP_FAILED)
+		map_foreign((char *)old + old_len / 2);
+	return p;
 }
 
 static void fill(unsigned char *p, unsigned long pages)
@@ -488,12 +522,16 @@ static void large_extents_move_their_pages(void)
 	slub_os.mremap = failing_mremap;
 	CHECK(remap_pages_extent(e, nr, big) == NULL);
 	slub_os = slub_os_default;
+	CHECK(foreign_alive());		/* the new region went, not the hole's new tenant */
 	CHECK(virt_to_page(old) == e && filled(old, nr));
 	CHECK_EQ(page_alloc_stats.large_allocs, large + 1);	/* the new region went */
 	CHECK_EQ(page_alloc_validate(), 0);
 
+	slub_os.mremap = racing_mremap;
 	struct page *m = remap_pages_extent(e, nr, big);
+	slub_os = slub_os_default;
 	CHECK(m != NULL);
+	CHECK(foreign_alive());		/* the old region went around it */
 	unsigned char *p = page_address(m);
 	CHECK(p != old);
 	CHECK(virt_to_page(old) == NULL);
