@@ -135,8 +135,12 @@ bool os_can_commit(size_t size)
 
 bool os_range_mapped(void *addr, size_t size)
 {
-	/* msync() checks the range and, for anonymous memory, does nothing else. */
-	return !msync(addr, size, MS_ASYNC);
+	/*
+	 * msync() checks the range and, for anonymous memory, does nothing
+	 * else.  The system call itself: glibc's msync() is a cancellation
+	 * point, which realloc must not be.
+	 */
+	return !syscall(SYS_msync, addr, size, MS_ASYNC);
 }
 
 int os_check_page_size(void)

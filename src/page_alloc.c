@@ -1102,15 +1102,21 @@ struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned lo
 	unsigned long map_nr = new_nr + new_nr / 4;
 	if (map_nr > (1UL << MAX_LARGE_ORDER))
 		map_nr = 1UL << MAX_LARGE_ORDER;
-	/*
-	 * A move that fails on the charge may have unmapped its target first
-	 * (Linux does, for MREMAP_FIXED): ask before, so it rarely fails.
-	 */
-	if (!os_can_commit((map_nr - nr) << PAGE_SHIFT))
-		return NULL;
 	struct mem_region *r = memmap_add_region_for_move(map_nr, old->zone);
 	if (!r)
 		return NULL;
+	/*
+	 * A move that fails on the charge may have unmapped its target first
+	 * (Linux does, for MREMAP_FIXED): ask before, so it rarely fails
+	 * (after the region, whose mem_map is charged too).
+	 */
+	if (!os_can_commit((map_nr - nr) << PAGE_SHIFT)) {
+		memmap_lock();
+		memmap_unregister_region(r);
+		memmap_unlock();
+		memmap_release_region(r, r->reserved_bytes);
+		return NULL;
+	}
 	r->nr_pages = new_nr;
 	r->moved_pages = (uint32_t)map_nr;
 	struct page *head = region_first_page(r);

@@ -467,14 +467,38 @@ static bool foreign_alive(void)
 	return mapped;
 }
 
+static void *move_target;
+
 /* As Linux fails an MREMAP_FIXED move on the charge: the target unmapped first. */
 static void *failing_mremap(void *old, size_t old_len, size_t new_len, int flags, void *to)
 {
 	(void)old, (void)old_len, (void)flags;
+	move_target = to;
 	munmap(to, new_len);
 	map_foreign((char *)to + new_len / 2);
 	errno = ENOMEM;
 	return MAP_FAILED;
+}
+
+/* A failure that leaves the target as it was (Linux: a block split by mprotect, EFAULT). */
+static void *refusing_mremap(void *old, size_t old_len, size_t new_len, int flags, void *to)
+{
+	(void)old, (void)old_len, (void)new_len, (void)flags;
+	move_target = to;
+	errno = EFAULT;
+	return MAP_FAILED;
+}
+
+static bool unmapped(void *p)
+{
+	unsigned char v;
+	return mincore(p, PAGE_SIZE, &v) && errno == ENOMEM;
+}
+
+/* Nothing mapped at the start of the region that held @data (its header page)? */
+static bool region_gone(void *data)
+{
+	return unmapped((void *)((uintptr_t)data & ~(SECTION_SIZE - 1)));
 }
 
 /* A move that works, and another thread maps into the old data's place at once. */
@@ -523,6 +547,12 @@ static void large_extents_move_their_pages(void)
 	CHECK(remap_pages_extent(e, nr, big) == NULL);
 	slub_os = slub_os_default;
 	CHECK(foreign_alive());		/* the new region went, not the hole's new tenant */
+	CHECK(region_gone(move_target));
+	CHECK(virt_to_page(old) == e && filled(old, nr));
+	slub_os.mremap = refusing_mremap;
+	CHECK(remap_pages_extent(e, nr, big) == NULL);
+	slub_os = slub_os_default;
+	CHECK(region_gone(move_target) && unmapped(move_target));	/* still ours: all went */
 	CHECK(virt_to_page(old) == e && filled(old, nr));
 	CHECK_EQ(page_alloc_stats.large_allocs, large + 1);	/* the new region went */
 	CHECK_EQ(page_alloc_validate(), 0);
