@@ -113,10 +113,13 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 		/*
 		 * Data on a 2 MiB boundary: mremap moves a region's pages a
 		 * page table (512 pages) at a time when the old and new
-		 * addresses are both aligned so, not an entry at a time.
+		 * addresses are both aligned so, not an entry at a time.  Not
+		 * below 4 GiB, whose 64 slots are scarce and never move.
 		 */
-		if (data_align < LARGE_DATA_ALIGN)
+		if (data_align < LARGE_DATA_ALIGN && !below_4g)
 			data_align = LARGE_DATA_ALIGN;
+		if (data_align < PAGE_SIZE)
+			data_align = PAGE_SIZE;
 		large_geometry(nr_pages, data_align, &nr_slots, &first_page);
 		if (data_align > align)
 			align = data_align;
