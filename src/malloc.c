@@ -213,12 +213,9 @@ MALLOC_API void *realloc(void *p, size_t size)
 	/* In place while it fits and does not waste more than half. */
 	if (size <= old && (size > old / 2 || old <= MALLOC_MIN_ALIGN))
 		return p;
-	/* An extent grows or shrinks where it lies if it can (glibc: mremap, or the next chunk). */
-	if (old > MALLOC_MAX_CLASS_SIZE && size > MALLOC_MAX_CLASS_SIZE && extent_resize(p, size))
-		return p;
-	/* A mapping of its own that outgrew its slots moves its pages, not its bytes. */
-	if (old > MALLOC_MAX_CLASS_SIZE && size > old) {
-		void *q = extent_move(p, size);
+	/* An extent grows or shrinks where it lies, or moves its pages (glibc: mremap). */
+	if (old > MALLOC_MAX_CLASS_SIZE && size > MALLOC_MAX_CLASS_SIZE) {
+		void *q = extent_resize(p, size);
 		if (q)
 			return q;
 	}

@@ -210,29 +210,20 @@ size_t extent_usable_size(const void *p)
 	return page ? page->nr_extent_pages << PAGE_SHIFT : 0;
 }
 
-void *extent_move(void *p, size_t size)
+void *extent_resize(void *p, size_t size)
 {
 	if (size > PTRDIFF_MAX - PAGE_SIZE)
 		return NULL;
 	struct page *page = extent_of(p, false);
 	unsigned long nr = pages_for(size);
-	if (!page || nr <= MAX_ORDER_NR_PAGES)
+	if (!page)
 		return NULL;
-	struct page *moved = remap_pages_extent(page, page->nr_extent_pages, nr);
-	if (!moved)
-		return NULL;
-	moved->nr_extent_pages = nr;
-	return memmap_page_address(moved);
-}
-
-bool extent_resize(void *p, size_t size)
-{
-	if (size > PTRDIFF_MAX - PAGE_SIZE)
-		return false;
-	struct page *page = extent_of(p, false);
-	unsigned long nr = pages_for(size);
-	if (!page || !resize_pages_extent(page, page->nr_extent_pages, nr))
-		return false;
+	if (!resize_pages_extent(page, page->nr_extent_pages, nr)) {
+		/* A mapping of its own that outgrew its slots moves its pages, not its bytes. */
+		if (nr <= MAX_ORDER_NR_PAGES ||
+		    !(page = remap_pages_extent(page, page->nr_extent_pages, nr)))
+			return NULL;
+	}
 	page->nr_extent_pages = nr;
-	return true;
+	return memmap_page_address(page);
 }

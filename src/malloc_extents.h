@@ -12,13 +12,12 @@ __hidden void *extent_alloc(size_t size, size_t align, gfp_t gfp);
 __hidden bool extent_free(void *p);
 /* The bytes of the extent that starts at @p, or 0 if @p is none. */
 __hidden size_t extent_usable_size(const void *p);
-/* Resize the extent at @p to @size bytes without moving it, if it can be. */
-__hidden bool extent_resize(void *p, size_t size);
 /*
- * Grow the extent at @p, a mapping of its own, to @size bytes by moving its
- * pages (mremap), not its bytes; the new address, or NULL (the caller copies).
+ * Resize the extent at @p to @size bytes where it lies, or, growing one
+ * with a mapping of its own past its slots, by moving its pages (mremap),
+ * not its bytes.  The address (@p or the new one), or NULL: the caller copies.
  */
-__hidden void *extent_move(void *p, size_t size);
+__hidden void *extent_resize(void *p, size_t size);
 /* Unmap the cached mappings (malloc_trim). */
 __hidden void extent_cache_drain(void);
 

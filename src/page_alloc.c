@@ -1110,13 +1110,7 @@ struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned lo
 	 * (Linux does, for MREMAP_FIXED): ask before, so it rarely fails
 	 * (after the region, whose mem_map is charged too).
 	 */
-	if (!os_can_commit((map_nr - nr) << PAGE_SHIFT)) {
-		memmap_lock();
-		memmap_unregister_region(r);
-		memmap_unlock();
-		memmap_release_region(r, r->reserved_bytes);
-		return NULL;
-	}
+	bool can_charge = os_can_commit((map_nr - nr) << PAGE_SHIFT);
 	r->nr_pages = new_nr;
 	r->moved_pages = (uint32_t)map_nr;
 	struct page *head = region_first_page(r);
@@ -1127,9 +1121,9 @@ struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned lo
 
 	/* Judged and moved under memmap_lock, as free_large judges a free. */
 	memmap_lock();
-	bool ours = page == region_first_page(old) && page->order == EXTENT_ORDER &&
-		    old->nr_pages == nr && (page_flags(page) & PG_head);
-	if (ours && !os_move(from, from_bytes, to, to_bytes)) {
+	bool tried = can_charge && page == region_first_page(old) && page->order == EXTENT_ORDER &&
+		     old->nr_pages == nr && (page_flags(page) & PG_head);
+	if (tried && !os_move(from, from_bytes, to, to_bytes)) {
 		head->order = EXTENT_ORDER;
 		head->zone = page->zone;
 		head->node = page->node;
@@ -1154,7 +1148,7 @@ struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned lo
 	 */
 	if (!base) {
 		size_t r_bytes = r->reserved_bytes;
-		if (!ours || os_range_mapped(to, to_bytes))
+		if (!tried || os_range_mapped(to, to_bytes))
 			memmap_release_region(r, r_bytes);
 		else
 			release_around(r, r_bytes, to, to_bytes);
