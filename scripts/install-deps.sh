@@ -6,7 +6,7 @@ set -euo pipefail
 profile=${1:-test}
 pkgs=(build-essential cmake pkg-config)
 # The real programs the tests run under libslub (tests/programs).
-programs=(python3 sqlite3 git xz-utils gzip)
+programs=(python3 sqlite3 git xz-utils gzip redis-server redis-tools)
 case "$profile" in
   build) ;;
   test)  pkgs+=("${programs[@]}") ;;

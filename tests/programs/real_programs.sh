@@ -2,7 +2,7 @@
 # real_programs.sh BUILD_DIR CASE - run a real program from Debian on glibc's
 # malloc and then under slubrun (libslub-malloc.so preloaded), and require
 # the same output, the same exit status, and no report from libslub.
-# CASE: python, threads, sort, gzip, xz, git, gcc, sqlite, shell.
+# CASE: python, threads, sort, gzip, xz, git, gcc, sqlite, redis, shell.
 set -euo pipefail
 build=$(cd "$1" && pwd) case=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -114,6 +114,73 @@ vacuum;
 select count(*) from t;
 EOF
   same sqlite sh -c 'sqlite3 db.sqlite <q.sql; rm -f db.sqlite'
+  ;;
+redis)	# a server: I/O and background threads, fork (BGSAVE), malloc_usable_size
+  # Debian's redis-server brings jemalloc; its own run is the reference.
+  # Deterministic commands (RESP for redis-cli --pipe): strings that grow
+  # by APPEND and SETRANGE (realloc, up to extents of 6 MB), lists, hashes,
+  # sets, sorted sets, deletes.
+  awk -v N=200000 'function cmd(n, a,   i, s) { s = "*" n "\r\n"; for (i = 1; i <= n; i++) s = s "$" length(a[i]) "\r\n" a[i] "\r\n"; printf "%s", s }
+  BEGIN { srand(7); for (i = 0; i < N; i++) { k = int(rand() * N / 2); r = rand()
+    if (r < 0.3) { a[1] = "SET"; a[2] = "k:" k; a[3] = sprintf("%0*d", 1 + int(rand() * 300), i); cmd(3, a) }
+    else if (r < 0.4) { a[1] = "APPEND"; a[2] = "s:" (k % 500); a[3] = sprintf("%0*d", 1 + int(rand() * 2000), i); cmd(3, a) }
+    else if (r < 0.55) { a[1] = "RPUSH"; a[2] = "l:" (k % 300); a[3] = "v" i; cmd(3, a) }
+    else if (r < 0.6) { a[1] = "LPOP"; a[2] = "l:" (k % 300); cmd(2, a) }
+    else if (r < 0.72) { a[1] = "HSET"; a[2] = "h:" (k % 1000); a[3] = "f" (i % 97); a[4] = sprintf("%0*d", 1 + int(rand() * 60), i); cmd(4, a) }
+    else if (r < 0.82) { a[1] = "SADD"; a[2] = "set:" (k % 200); a[3] = "m" (k % 5000); cmd(3, a) }
+    else if (r < 0.92) { a[1] = "ZADD"; a[2] = "z:" (k % 100); a[3] = int(rand() * 100000); a[4] = "e" k; cmd(4, a) }
+    else if (r < 0.97) { a[1] = "DEL"; a[2] = "k:" k; cmd(2, a) }
+    else if (r < 0.9702) { a[1] = "SETRANGE"; a[2] = "big:" (k % 8); a[3] = int(rand() * 6000000); a[4] = "x" i; cmd(4, a) }
+    else { a[1] = "INCRBY"; a[2] = "n:" (k % 50); a[3] = k; cmd(3, a) } } }' >cmds.resp
+  # serve PREFIX...: the server on a socket of its own; the dataset's
+  # digest after the commands, after a load by redis-benchmark, an async
+  # flush (freed by a background thread while the commands run again) and
+  # a BGSAVE (fork with threads running), and after a restart from that RDB.
+  serve() {
+    rm -rf data && mkdir data
+    start() {
+      "$@" redis-server --port 0 --unixsocket "$PWD/data/sock" --dir "$PWD/data" --save "" \
+        --appendonly no --enable-debug-command yes --io-threads 2 --io-threads-do-reads yes \
+        --lazyfree-lazy-user-flush yes >>data/log 2>>data/err &
+      pid=$!
+      for _ in $(seq 200); do
+        redis-cli -s data/sock ping >/dev/null 2>&1 && return
+        kill -0 $pid 2>/dev/null || break
+        sleep 0.05
+      done
+      fail "redis-server did not start: $(tail -3 data/log data/err)"
+    }
+    cli() { redis-cli -s data/sock "$@"; }
+    start "$@"
+    cli --pipe <cmds.resp | tail -1 | sed 's/.*errors: \([0-9]*\).*/errors: \1/'
+    cli dbsize; cli debug digest
+    redis-benchmark -s data/sock -q -n 100000 -c 20 -P 8 -d 200 -r 50000 -t set,get,lpush,lpop,hset,sadd >/dev/null
+    cli flushdb async >/dev/null
+    cli --pipe <cmds.resp >/dev/null
+    cli bgsave >/dev/null
+    for _ in $(seq 400); do
+      [ "$(cli info persistence | tr -d '\r' | awk -F: '/^rdb_bgsave_in_progress/ { print $2 }')" = 0 ] && break
+      sleep 0.05
+    done
+    cli info persistence | tr -d '\r' | grep '^rdb_last_bgsave_status'
+    cli debug digest
+    cli shutdown nosave >/dev/null 2>&1 || true
+    wait $pid || fail "redis-server exited $? ($*)"
+    start "$@"
+    cli dbsize; cli debug digest
+    cli shutdown nosave >/dev/null 2>&1 || true
+    wait $pid || fail "redis-server exited $? after the restart ($*)"
+  }
+  serve >redis.native
+  serve "$slubrun" -- >redis.slub
+  cmp -s redis.native redis.slub || fail "redis: another dataset on libslub:
+$(diff redis.native redis.slub | head -20)"
+  grep -q '^rdb_last_bgsave_status:ok' redis.slub || fail "redis: BGSAVE failed on libslub"
+  if grep -q '^slub: ' data/err; then
+    fail "redis: libslub reported:
+$(grep '^slub: ' data/err | head -5)"
+  fi
+  echo "real_programs[$case]: redis: same dataset digests ($(sed -n 3p redis.slub)), BGSAVE and restart ok"
   ;;
 shell)	# fork and exec all the time, exit codes, signals
   same shell bash -c 'for i in $(seq 1 200); do echo $((i * i)) | tr 0-9 a-j; done | sort | uniq -c | wc -l; (exit 7); echo $?'
