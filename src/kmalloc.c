@@ -266,6 +266,7 @@ static __noinline void kfree_slow(const void *p)
 void kfree(const void *p)
 {
 	/* The common case inline; NULL, ZERO_SIZE_PTR, large blocks and bad pointers below. */
+	slab_free_prefetch(p);
 	struct slab *slab;
 	struct kmem_cache *s = object_cache(p, &slab);
 	if (likely(s))

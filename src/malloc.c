@@ -168,6 +168,7 @@ static __noinline void free_slow(void *p, const char *caller)
 
 MALLOC_API void free(void *p)
 {
+	slab_free_prefetch(p);
 	struct slab *slab;
 	struct kmem_cache *s = object_cache(p, &slab);
 	if (likely(s))

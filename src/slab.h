@@ -334,6 +334,18 @@ static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
 }
 
 /*
+ * A free writes the free pointer into the object: start fetching its line
+ * for writing before the lookup, so that in a big heap the object's miss
+ * overlaps the descriptor's instead of following it (and a locked CAS on a
+ * remote free would wait for both in turn).  The object's first line: the
+ * cache, hence the free pointer's offset, is not known yet.
+ */
+static inline void slab_free_prefetch(const void *object)
+{
+	__builtin_prefetch(object, 1, 3);
+}
+
+/*
  * The cache of @p if @p is the start of an object (and its slab in *slabp),
  * else NULL, without a report: the check every free and size query makes
  * first, inline; what it turns down goes to a slow path that says why.

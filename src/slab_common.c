@@ -255,6 +255,7 @@ static __cold void kmem_cache_free_slow(struct kmem_cache *s, void *object)
 
 void kmem_cache_free(struct kmem_cache *s, void *object)
 {
+	slab_free_prefetch(object);
 	struct slab *slab;
 	struct kmem_cache *owner = object_cache(object, &slab);
 	if (likely(owner && owner == s))
