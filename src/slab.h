@@ -27,6 +27,8 @@
  *   3. n->list_lock       the node's partial list and nr_partial
  *   4. (page allocator: pcp lock, zone lock, region lock)
  * slab->freelist+counters change only by a 16-byte compare-and-swap.
+ * While the process has one thread, slub.c's slow paths skip locks 2-3 and
+ * the CAS (plain compare and store): see slab_lock() there.
  *
  * Why a tid and a double-width CAS (and what differs from the kernel)
  *   The kernel's fast path relies on running on the CPU whose slot it

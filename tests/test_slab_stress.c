@@ -3,8 +3,11 @@
  * free objects of several caches (kmalloc ones included), hand objects to
  * other threads to free (remote frees), migrate between CPUs on purpose,
  * while one thread keeps shrinking the caches (taking over every CPU's
- * slot).  Fixed seeds.  At the end every slab's freelist and counters are
- * validated and every cache shrinks to nothing.
+ * slot).  Fixed seeds.  Before any thread exists, the main thread leaves
+ * every cache with slabs full, partial and on its CPU lists by the
+ * single-threaded slow paths (no locks, no locked instructions), and frees
+ * the rest of those objects while the threads run.  At the end every slab's
+ * freelist and counters are validated and every cache shrinks to nothing.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -19,6 +22,7 @@
 #define LIVE 256
 #define EXCHANGE 128
 #define NR_CACHES 4
+#define PROLOGUE 4000	/* objects per cache allocated while single-threaded */
 
 static unsigned long iterations = UNDER_TSAN ? 40000 : 600000;
 static struct kmem_cache *caches[NR_CACHES];
@@ -31,6 +35,8 @@ struct obj {
 	void *p;
 	unsigned int cache;	/* NR_CACHES: kmalloc */
 };
+
+static void *prologue[NR_CACHES][PROLOGUE];
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -138,9 +144,31 @@ int main(void)
 					      c == 1 ? SLAB_CONSISTENCY_CHECKS : 0, NULL);
 		CHECK(caches[c] != NULL);
 	}
+	/* One thread: the slow paths take their single-threaded forms. */
+	if (!UNDER_TSAN)
+		CHECK(os_single_threaded());
+	uint64_t seed = 99;
+	for (unsigned int c = 0; c < NR_CACHES; c++) {
+		for (int i = 0; i < PROLOGUE; i++) {
+			prologue[c][i] = kmem_cache_alloc(caches[c], GFP_KERNEL);
+			CHECK(prologue[c][i] != NULL);
+			stamp(prologue[c][i], sizes[c]);
+		}
+		for (int i = 0; i < PROLOGUE; i++)
+			if (rnd(&seed) % 3 == 0) {	/* frees into full slabs, out of order */
+				check_and_free(prologue[c][i], c);
+				prologue[c][i] = NULL;
+			}
+	}
 	pthread_create(&sh, NULL, shrinker, &shrinks);
 	for (uintptr_t i = 0; i < THREADS; i++)
 		CHECK_EQ(pthread_create(&t[i], NULL, worker, (void *)i), 0);
+	CHECK(!os_single_threaded());
+	/* The rest of them go while the threads allocate from the same slabs. */
+	for (unsigned int c = 0; c < NR_CACHES; c++)
+		for (int i = 0; i < PROLOGUE; i++)
+			if (prologue[c][i])
+				check_and_free(prologue[c][i], c);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	__atomic_store_n(&done, 1, __ATOMIC_RELAXED);
