@@ -203,16 +203,6 @@ static enum kobj_kind classify(const void *p, const char *caller,
 	return KOBJ_BAD;
 }
 
-size_t slab_ksize(const struct kmem_cache *s)
-{
-	/* Debugging needs the bytes after the object; metadata needs its own. */
-	if (s->flags & (SLAB_RED_ZONE | SLAB_POISON))
-		return s->object_size;
-	if (s->flags & (SLAB_TYPESAFE_BY_RCU | SLAB_STORE_USER))
-		return s->inuse;
-	return s->size;
-}
-
 size_t ksize_of(const void *p, const char *caller, bool *ok)
 {
 	struct kmem_cache *s;

@@ -31,8 +31,19 @@ static inline struct kmem_cache *kmalloc_cache_fast(size_t size)
 	return __atomic_load_n(&kmalloc_caches[KMALLOC_NORMAL][index], __ATOMIC_ACQUIRE);
 }
 
-/* What ksize() says of an object of @s: the bytes the caller may use. */
-__hidden size_t slab_ksize(const struct kmem_cache *s);
+/*
+ * What ksize() says of an object of @s: the bytes the caller may use.
+ * Inline: malloc_usable_size() runs it on every call (Redis: twice per key
+ * written).  Debugging needs the bytes after the object; metadata its own.
+ */
+static inline size_t slab_ksize(const struct kmem_cache *s)
+{
+	if (unlikely(s->flags & (SLAB_RED_ZONE | SLAB_POISON)))
+		return s->object_size;
+	if (unlikely(s->flags & (SLAB_TYPESAFE_BY_RCU | SLAB_STORE_USER)))
+		return s->inuse;
+	return s->size;
+}
 
 /*
  * ksize() and kfree() for a pointer that may be NULL, ZERO_SIZE_PTR, a slab
