@@ -7,41 +7,23 @@ set -euo pipefail
 build=${1:-build-bench}
 bin=$build/bench/bench_realloc
 [ -x "$bin" ] || { echo "run_realloc.sh: build first ($bin missing)" >&2; exit 1; }
-lib=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-declare -A preload=([libslub]=$(realpath "$build/libslub-malloc.so") [glibc]=
-                    [jemalloc]=$lib/libjemalloc.so.2 [tcmalloc]=$lib/libtcmalloc_minimal.so.4
-                    [mimalloc]=$lib/libmimalloc.so.2)
-names=(libslub glibc)
-for p in jemalloc tcmalloc mimalloc; do [ -e "${preload[$p]}" ] && names+=("$p"); done
+. "$(dirname "$0")/peers.sh"
 rounds=${ROUNDS:-3}
 
-declare -A best
 for r in $(seq "$rounds"); do
   for pattern in double step; do
     for n in "${names[@]}"; do
-      t=$(LD_PRELOAD=${preload[$n]} "$bin" "$pattern" | awk '{print $2}')
-      k="$pattern/$n"
-      if [ -z "${best[$k]:-}" ] || awk -v a="$t" -v b="${best[$k]}" 'BEGIN{exit !(a<b)}'; then
-        best[$k]=$t
-      fi
+      keep_best "$pattern/$n" "$(LD_PRELOAD=${preload[$n]} "$bin" "$pattern" | awk '{print $2}')"
     done
   done
 done
 
 echo "== seconds inside realloc growing one buffer (best of $rounds rounds)"
-printf '%-34s' pattern; printf ' %10s' "${names[@]}"; printf ' %22s\n' "libslub/best peer"
+row_format='%-34s' col_format='%10s' ratio_format='%22.2f'
+printf "$row_format" pattern; printf " $col_format" "${names[@]}"; printf ' %22s\n' "libslub/best peer"
 for pattern in double step; do
   case $pattern in double) label="doubled, 1 MiB to 1 GiB";; step) label="64 KiB steps, 8 to 256 MiB";; esac
-  printf '%-34s' "$label"
-  bestpeer=
-  for n in "${names[@]}"; do
-    printf ' %10s' "${best[$pattern/$n]}"
-    if [ "$n" != libslub ] && { [ -z "$bestpeer" ] ||
-         awk -v a="${best[$pattern/$n]}" -v b="$bestpeer" 'BEGIN{exit !(a<b)}'; }; then
-      bestpeer=${best[$pattern/$n]}
-    fi
-  done
-  awk -v a="${best[$pattern/libslub]}" -v b="$bestpeer" 'BEGIN{printf " %22.2f\n", (b > 0 ? a / b : 0)}'
+  ratio_row "$label" "$pattern"
 done
 echo "(above 4 MiB libslub grows a block in place within its reserved slots, and past"
 echo " them moves its pages with mremap, as glibc does for its mmapped chunks)"
