@@ -51,6 +51,22 @@ static void extent_release(struct page *page)
 #define RELEASE_MAX_PAGES (32UL << (20 - PAGE_SHIFT))	/* and its highest */
 static unsigned long release_threshold = RELEASE_MIN_PAGES;
 
+/*
+ * calloc of a buddy extent of a size release_now() would give back: the
+ * kernel's zero pages (one madvise), as glibc's calloc gets from a fresh
+ * mapping above its threshold, not a memset.  A free block is dirty as a
+ * whole once any part of it was (buddies merge), so a memset would make
+ * every page resident, and a program rarely touches all of a big table it
+ * callocs (git status: 512 KiB of hash table, 128 page faults and 512 KiB
+ * of RSS that glibc never spends).  Sizes freed before stay memset, as in
+ * glibc once its threshold rose: a buffer callocked again and again is
+ * used whole, and refaulting it would cost more than clearing it.
+ */
+static bool release_now_would(unsigned long nr)
+{
+	return nr >= __atomic_load_n(&release_threshold, __ATOMIC_RELAXED);
+}
+
 static bool release_now(unsigned long nr)
 {
 	if (nr < __atomic_load_n(&release_threshold, __ATOMIC_RELAXED))
@@ -154,11 +170,19 @@ void *extent_alloc(size_t size, size_t align, gfp_t gfp)
 		if (page && (gfp & __GFP_ZERO))
 			memset(memmap_page_address(page), 0, nr << PAGE_SHIFT);
 	}
-	if (!page)
-		page = alloc_pages_extent(gfp, nr, align);
+	bool zero_by_decommit = false;
+	if (!page) {
+		zero_by_decommit = (gfp & __GFP_ZERO) && nr <= MAX_ORDER_NR_PAGES && release_now_would(nr);
+		page = alloc_pages_extent(zero_by_decommit ? gfp & ~__GFP_ZERO : gfp, nr, align);
+	}
 	if (!page) {
 		errno = ENOMEM;
 		return NULL;
+	}
+	if (zero_by_decommit) {
+		void *addr = memmap_page_address(page);
+		if (os_decommit(addr, nr << PAGE_SHIFT))
+			memset(addr, 0, nr << PAGE_SHIFT);
 	}
 	page->nr_extent_pages = nr;
 	__atomic_or_fetch(&page->flags, PG_extent, __ATOMIC_RELEASE);

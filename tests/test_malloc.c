@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -268,6 +269,47 @@ static void big_blocks_go_back_once(void)
 {
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "%s --release-once", self);
+	CHECK_EQ(system(cmd), 0);
+}
+
+/*
+ * In a fresh process: a big calloc made of dirty free blocks (64 KiB
+ * blocks written and freed, merged) gets zero pages, not a memset that
+ * makes every page resident; a size freed before is cleared as usual.
+ */
+static int calloc_unresident(void)
+{
+	enum { NR = 64, SMALL = 60 << 10, BIG = 1 << 20 };
+	char *p[NR];
+	for (int i = 0; i < NR; i++) {
+		p[i] = malloc(SMALL);
+		memset(p[i], 0xee, SMALL);
+	}
+	for (int i = 0; i < NR; i++)
+		free(p[i]);
+	char *z = calloc(1, BIG);
+	CHECK(z != NULL);
+	/* Before reading it: a read maps the zero page, which mincore() counts. */
+	unsigned char vec[BIG >> 12];
+	CHECK_EQ(mincore(z, BIG, vec), 0);
+	int resident = 0;
+	for (size_t i = 0; i < sizeof(vec); i++)
+		resident += vec[i] & 1;
+	CHECK(resident <= 8);
+	fprintf(stderr, "   calloc of 1 MiB over dirty blocks: %d pages resident\n", resident);
+	CHECK(all_bytes(z, 0, BIG));
+	memset(z, 0x11, BIG);
+	free(z);	/* first free of this size: given back, and kept from now on */
+	z = calloc(1, BIG);
+	CHECK(z != NULL && all_bytes(z, 0, BIG));
+	free(z);
+	return check_done();
+}
+
+static void big_callocs_stay_unresident(void)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "%s --calloc-unresident", self);
 	CHECK_EQ(system(cmd), 0);
 }
 
@@ -574,6 +616,8 @@ static void prepare_handlers_may_allocate(void)
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--calloc-unresident"))
+		return calloc_unresident();
 	if (argc > 1 && !strcmp(argv[1], "--release-once"))
 		return release_once();
 	if (argc > 1 && !strcmp(argv[1], "--one-class"))
@@ -587,6 +631,7 @@ int main(int argc, char **argv)
 	RUN(realloc_grows_shrinks_moves);
 	RUN(large_blocks_are_reused);
 	RUN(big_blocks_go_back_once);
+	RUN(big_callocs_stay_unresident);
 	RUN(classes_made_at_first_use);
 	RUN(calloc_zeroes_and_overflow);
 	RUN(memalign_family);
