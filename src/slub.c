@@ -22,14 +22,17 @@
 
 /*
  * While the process has one thread (os_single_threaded), nothing else can
- * touch a slab's freelist, a CPU slot or a partial list: the slow paths
- * then take no lock and use no locked instruction, as glibc's malloc does
- * when single-threaded.  The saving is more than the instructions' cost: a
- * locked instruction waits for every store before it, and a free outside
- * the cpu slab has just written the free pointer into an object that, in a
- * big heap, is rarely cached (random replacement of 3M objects: 290 -> 170
- * ns per free + malloc).  The flag turns false only in this thread's own
- * pthread_create(), which nothing between a slab_lock() and its
+ * touch a slab's freelist, a CPU slot or a partial list: the hot slow paths
+ * then take neither c->lock nor list_lock, and change freelist+counters and
+ * the retired slot's freelist with plain loads and stores, as glibc's
+ * malloc skips its locks when single-threaded (slab flag bits and counters
+ * keep their atomics, as does the cmpxchg16b mode's slot protocol).  The
+ * saving is more than the instructions' cost: a locked instruction waits
+ * for every store before it, and a free outside the cpu slab has just
+ * written the free pointer into an object that, in a big heap, is rarely
+ * cached (bench_churn, 3M objects: 434 -> 265 ns per random replacement
+ * with the free's prefetch).  The flag turns false only in this thread's
+ * own pthread_create(), which nothing between a slab_lock() and its
  * slab_unlock() calls, so a section that skipped the one skips the other;
  * pthread_create() publishes every plain store made before it.  Cold paths
  * (flush, shrink, validation) lock always: skipping a lock some other
