@@ -41,6 +41,7 @@ bench:
 	bench/run_slab.sh $(BENCH_BUILD)
 	bench/run_realloc.sh $(BENCH_BUILD)
 	bench/run_churn.sh $(BENCH_BUILD)
+	bench/run_redis.sh $(BENCH_BUILD)
 	bench/run_programs.sh $(BENCH_BUILD)
 
 install: build
