@@ -14,16 +14,17 @@ command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
   { echo "run_redis.sh: needs redis-server and redis-tools (scripts/install-deps.sh bench)" >&2; exit 1; }
 . "$(dirname "$0")/peers.sh"
 preload[jemalloc]=	# redis-server links jemalloc: its own run
-if [ -e "$lib/libc_malloc_debug.so.0" ]; then preload[glibc]=$lib/libc_malloc_debug.so.0; else
-  names=("${names[@]/glibc}"); fi
+if [ -e "$lib/libc_malloc_debug.so.0" ]; then
+  preload[glibc]=$lib/libc_malloc_debug.so.0
+else
+  names=(libslub "${names[@]:2}")
+fi
 tests=(set get lpush hset lrange_100)
 work=$(mktemp -d)
 trap 'redis-cli -s "$work/sock" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
-declare -A rss
 for r in $(seq "$rounds"); do
   for n in "${names[@]}"; do
-    [ -n "$n" ] || continue
     rm -f "$work/dump.rdb"
     LD_PRELOAD=${preload[$n]} redis-server --port 0 --unixsocket "$work/sock" --dir "$work" \
       --save "" --appendonly no >/dev/null 2>&1 &
@@ -34,32 +35,20 @@ for r in $(seq "$rounds"); do
     for t in "${tests[@]}"; do
       label=$(tr a-z A-Z <<<"$t" | sed 's/LRANGE_100/LRANGE_100 (first 100 elements)/')
       rps=$(sed -n "s/^$label: \([0-9.]*\) requests.*/\1/p" <<<"$out" | head -1)
-      # keep_best keeps the lowest: store the inverse rate
-      keep_best "$t/$n" "$(awk -v x="$rps" 'BEGIN { printf "%.9f", (x > 0 ? 1 / x : 1) }')"
+      keep_best "$t/$n" "$(awk -v x="$rps" 'BEGIN { printf "%.0f", x / 1000 }')" max
     done
-    k=$(awk '/VmHWM/ { print $2 }' /proc/$pid/status)
-    [ -z "${rss[$n]:-}" ] || [ "$k" -gt "${rss[$n]}" ] && rss[$n]=$k
+    keep_best "rss/$n" "$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' /proc/$pid/status)" max
     redis-cli -s "$work/sock" shutdown nosave >/dev/null 2>&1 || true
     wait $pid || true
   done
 done
 
 echo "== redis-server: thousands of requests per second (best of $rounds rounds; 50 clients, pipeline 16)"
-printf '%-12s' test; for n in "${names[@]}"; do [ -n "$n" ] && printf ' %9s' "$n"; done; printf ' %18s\n' "libslub/best peer"
-for t in "${tests[@]}" rss; do
-  printf '%-12s' "$t"
-  bestpeer=
-  for n in "${names[@]}"; do
-    [ -n "$n" ] || continue
-    if [ "$t" = rss ]; then v=$(( rss[$n] / 1024 )); else v=$(awk -v x="${best[$t/$n]}" 'BEGIN { printf "%.0f", 1 / x / 1000 }'); fi
-    printf ' %9s' "$v"
-    [ "$n" = libslub ] && mine=$v
-    if [ "$n" != libslub ]; then
-      if [ "$t" = rss ]; then better=$(( v < ${bestpeer:-999999999} )); else better=$(awk -v a="$v" -v b="${bestpeer:-0}" 'BEGIN { print (a > b ? 1 : 0) }'); fi
-      [ "$better" = 1 ] && bestpeer=$v
-    fi
-  done
-  awk -v a="$mine" -v b="$bestpeer" 'BEGIN { printf " %18.2f\n", (b > 0 ? a / b : 0) }'
+row_format='%-12s' col_format='%9s' ratio_format='%18.2f'
+printf "$row_format" test; printf " $col_format" "${names[@]}"; printf ' %18s\n' "libslub/best peer"
+for t in "${tests[@]}"; do
+  ratio_row "$t" "$t" max
 done
+ratio_row rss rss
 echo "(rss: the server's peak, MiB; for it, below 1 is better.  SET writes 1M random keys:"
 echo " every overwrite frees a value that is rarely in the CPU slab, SLUB's slow path)"
