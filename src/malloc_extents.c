@@ -69,7 +69,7 @@ static bool release_now_would(unsigned long nr)
 
 static bool release_now(unsigned long nr)
 {
-	if (nr < __atomic_load_n(&release_threshold, __ATOMIC_RELAXED))
+	if (!release_now_would(nr))
 		return false;
 	if (nr < RELEASE_MAX_PAGES)
 		atomic_max_ulong(&release_threshold, nr + 1);
