@@ -5,7 +5,7 @@
  * while one thread keeps shrinking the caches (taking over every CPU's
  * slot).  Fixed seeds.  Before any thread exists, the main thread leaves
  * every cache with slabs full, partial and on its CPU lists by the
- * single-threaded slow paths (no locks, no locked instructions), and frees
+ * single-threaded slow paths (no locks, plain freelist updates), and frees
  * the rest of those objects while the threads run.  At the end every slab's
  * freelist and counters are validated and every cache shrinks to nothing.
  */
