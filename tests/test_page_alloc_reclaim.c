@@ -165,8 +165,8 @@ static void reuse_loop_does_not_thrash(void)
 /* How long a free block sits before the bound takes it (page_alloc.c). */
 static uint64_t bound_idle(void)
 {
-	uint64_t two_ticks = 2 * os_clock_tick_ms();
-	return DECAY_MS / 64 > two_ticks ? DECAY_MS / 64 : two_ticks;
+	uint64_t tick = os_clock_tick_ms();
+	return DECAY_MS / 64 > tick ? DECAY_MS / 64 : tick;
 }
 
 /*
