@@ -7,7 +7,9 @@
 # libslub to the best peer of each program and their geometric means, and
 # the same ratios for glibc run a second time as if it were a contender:
 # the best of several noisy peers beats any one contender by chance, and that
-# line says by how much on this machine today.
+# line says by how much on this machine today.  Last, libslub paired with
+# glibc: the median of their per-round ratios (glibc is the best peer of
+# most rows).  Each round starts with the next allocator in turn.
 set -euo pipefail
 build=$(cd "${1:-build-bench}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,13 +64,17 @@ programs=(python sort sort-parallel gzip xz-threads git gcc sqlite)
 # gcc: five of our own files, one by one (-o needs one input).
 cmds[gcc]="for f in slub page_alloc kmalloc malloc slab_common; do gcc -O2 -I$src/include -I$src/src -c $src/src/\$f.c -o /dev/null; done"
 
-declare -A best_t peak_r
+declare -A best_t peak_r round_t round_r
+order=("${allocators[@]}" glibc-again)
 for r in $(seq "$rounds"); do
   for prog in "${programs[@]}"; do
-    for a in "${allocators[@]}" glibc-again; do
+    # Each round starts with another allocator: no one always runs first.
+    for i in "${!order[@]}"; do
+      a=${order[$(((i + r - 1) % ${#order[@]}))]}
       line=$(LD_PRELOAD=${preload[$a]} "$runstat" bash -c "${cmds[$prog]}" 2>&1 >/dev/null | tail -1)
       read -r t rss <<<"$line"
       k="$prog/$a"
+      round_t[$k/$r]=$t round_r[$k/$r]=$rss
       if [ -z "${best_t[$k]:-}" ] || awk -v a="$t" -v b="${best_t[$k]}" 'BEGIN{exit !(a<b)}'; then
         best_t[$k]=$t
       fi
@@ -114,3 +120,19 @@ awk -v t="${tlog[libslub]}" -v r="${rlog[libslub]}" -v n="$n" \
   'BEGIN{printf "geometric mean: time %.3f, peak RSS %.3f (libslub / best peer of each program; below 1: libslub wins)\n", exp(t/n), exp(r/n)}'
 awk -v t="${tlog[glibc-again]}" -v r="${rlog[glibc-again]}" -v n="$n" \
   'BEGIN{printf "calibration: glibc run again as a contender scores time %.3f, peak RSS %.3f (the noise floor of this method)\n", exp(t/n), exp(r/n)}'
+# Paired: libslub against glibc run next to it in the same round, the
+# median over rounds per program, then the geometric mean; drift between
+# rounds cancels, and no best-of-several-peers favours the peers.
+pt=0 pr=0
+for prog in "${programs[@]}"; do
+  mt=$(for r in $(seq "$rounds"); do
+         awk -v a="${round_t[$prog/libslub/$r]}" -v b="${round_t[$prog/glibc/$r]}" 'BEGIN{print a/b}'
+       done | sort -g | awk '{v[NR]=$1} END{print NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}')
+  mr=$(for r in $(seq "$rounds"); do
+         awk -v a="${round_r[$prog/libslub/$r]}" -v b="${round_r[$prog/glibc/$r]}" 'BEGIN{print a/b}'
+       done | sort -g | awk '{v[NR]=$1} END{print NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}')
+  pt=$(awk -v s="$pt" -v x="$mt" 'BEGIN{print s + log(x)}')
+  pr=$(awk -v s="$pr" -v x="$mr" 'BEGIN{print s + log(x)}')
+done
+awk -v t="$pt" -v r="$pr" -v n="$n" \
+  'BEGIN{printf "paired with glibc (median of the per-round ratios): time %.3f, peak RSS %.3f\n", exp(t/n), exp(r/n)}'
