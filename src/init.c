@@ -6,9 +6,11 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <slub.h>
+#include "decay_thread.h"
 #include "options.h"
 #include "os.h"
 #include "page_alloc.h"
@@ -130,9 +132,23 @@ __attribute__((constructor(101))) static void init_at_load(void)
 	 * SLUB_OPTIONS was never seen.  Options cannot change once caches
 	 * exist, so say so rather than run with settings nobody chose.
 	 */
-	if (started_without_environ && secure_getenv("SLUB_OPTIONS"))
+	const char *env = secure_getenv("SLUB_OPTIONS");
+	if (started_without_environ && env)
 		slub_report("SLUB_OPTIONS came after the first allocation (no environment yet); "
 			    "running with the defaults");
+	/*
+	 * A thread is made here or in slub_setup(), never inside an
+	 * allocation.  Before start-up, SLUB_OPTIONS is parsed quietly now to
+	 * know: start-up parses it again, after any slub_setup(), so it still
+	 * wins, and reports what is wrong in it.
+	 */
+	if (env && strstr(env, "slub_decay_thread")) {
+		pthread_mutex_lock(&options_lock);
+		if (!__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE))
+			options_parse(env, "SLUB_OPTIONS", true);
+		pthread_mutex_unlock(&options_lock);
+		slub_decay_thread_start();
+	}
 }
 
 void slub_init_slow(void)

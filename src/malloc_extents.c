@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "decay_thread.h"
 #include "init.h"
 #include "options.h"
 #include "page_alloc.h"
@@ -142,6 +143,13 @@ static bool extent_cache_put(struct page *page, uint64_t now)
 	}
 	idle_account(page, -1);
 	return false;
+}
+
+/* The decay thread's look: cached mappings age out while the program sleeps too. */
+void slub_malloc_idle_tick(uint64_t now_ms)
+{
+	if (READ_ONCE(page_alloc_stats.idle_extents))
+		extent_cache_expire(now_ms);
 }
 
 void extent_cache_drain(void)

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include "options.h"
+#include "decay_thread.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -201,6 +202,8 @@ int slub_setup(const char *options)
 	if (ret == -EBUSY)
 		slub_report("slub_setup(\"%s\"): too late, the allocator is running; ignored",
 			    options ? options : "");
+	else
+		slub_decay_thread_start();	/* if asked for: a user's call is a safe place */
 	return ret;
 }
 

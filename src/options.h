@@ -27,6 +27,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "smallest free block (page order) the decay gives back")            \
 	X(dirty_ratio, "slub_dirty_ratio", OPT_INT, 8, 0, 1024,              \
 	  "free pages kept resident: at most the pages in use / N (0: no bound)") \
+	X(decay_thread, "slub_decay_thread", OPT_BOOL, 0, 0, 1,              \
+	  "a thread gives free pages back while the program makes no allocator call") \
 	X(pcp_high, "slub_pcp_high", OPT_INT, 64, 0, 65536,                  \
 	  "most pages a CPU's page lists hold per zone (0: no per-CPU lists)") \
 	X(pcp_batch, "slub_pcp_batch", OPT_INT, 32, 1, 4096,                  \

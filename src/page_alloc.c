@@ -606,6 +606,33 @@ unsigned long page_alloc_decay(uint64_t now_ms)
 	return pages;
 }
 
+bool page_alloc_idle_tick(uint64_t now_ms)
+{
+	bool pending = false;
+	for_each_zone(z) {
+		bool drain = false;
+		pthread_mutex_lock(&z->lock);
+		if (!z->managed_pages) {	/* never used */
+			pthread_mutex_unlock(&z->lock);
+			continue;
+		}
+		zone_maybe_decay(z, now_ms);
+		if (z->free_pages != z->idle_free_pages) {
+			z->idle_free_pages = z->free_pages;
+			z->idle_since_ms = now_ms;
+		} else if (now_ms - z->idle_since_ms >= decay_ms) {
+			drain = true;
+			z->idle_since_ms = now_ms;	/* once per quiet period */
+		}
+		pending |= z->decayable_pages != 0;
+		pthread_mutex_unlock(&z->lock);
+		/* Lock order: the per-CPU lists before the zone. */
+		if (drain)
+			pcp_drain_zone(z);
+	}
+	return pending;
+}
+
 unsigned long page_alloc_resident_free_pages(void)
 {
 	slub_fork_handlers_check();

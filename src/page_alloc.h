@@ -53,6 +53,8 @@ struct zone {
 	int node;
 	enum zone_type type;
 	uint64_t full_until_ms;		/* DMA32 range found full: no search before */
+	unsigned long idle_free_pages;	/* decay thread: free_pages at its last look */
+	uint64_t idle_since_ms;		/* ... and since when they have not changed */
 };
 
 struct pglist_data {
@@ -161,6 +163,14 @@ __hidden unsigned long page_alloc_resident_free_pages(void);
 __hidden void page_alloc_buddyinfo(int nid, enum zone_type zt,
 				   unsigned long nr_free[MAX_PAGE_ORDER + 1],
 				   unsigned long *managed);
+
+/*
+ * The decay thread's look at every zone (decay_thread.c): the dirty bound
+ * and the decay, as a free runs them, and, once a zone has stood still for
+ * a decay period, its per-CPU lists emptied into it for the decay to take.
+ * True while free blocks wait for the decay.
+ */
+__hidden bool page_alloc_idle_tick(uint64_t now_ms);
 
 /* Run the decay now as if @now_ms had come (tests use it to avoid sleeps). */
 __hidden unsigned long page_alloc_decay(uint64_t now_ms);

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -311,6 +312,80 @@ static void big_callocs_stay_unresident(void)
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "%s --calloc-unresident", self);
 	CHECK_EQ(system(cmd), 0);
+}
+
+/* Threads of this process, from /proc without an allocator call. */
+static int threads_now(void)
+{
+	char buf[4096];
+	int fd = open("/proc/self/status", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	const char *t = strstr(buf, "\nThreads:");
+	return t ? atoi(t + 9) : -1;
+}
+
+/*
+ * In a fresh process, with (argv "1") or without slub_decay_thread: 15 MiB
+ * of extents freed at once, then no allocator call for ten decay periods.
+ * With the thread their pages go back meanwhile; without, nothing runs the
+ * decay and they stay resident (the control: the test can tell).  The
+ * parent sets slub_decay_ms=40 and no dirty bound.
+ */
+static int decay_thread_child(bool want_thread)
+{
+	enum { NR = 256, SIZE = 60 << 10 };	/* extents below the release threshold */
+	static char *p[NR];
+	if (want_thread && threads_now() == 1 && slub_errors()) {
+		/* Sanitizer runtimes allocate before glibc sets environ (init.c). */
+		fprintf(stderr, "   skipped: SLUB_OPTIONS came after the first allocation\n");
+		return 0;
+	}
+	CHECK_EQ(threads_now(), want_thread ? 2 : 1);
+	for (int i = 0; i < NR; i++) {
+		p[i] = malloc(SIZE);
+		CHECK(p[i] != NULL);
+		memset(p[i], 0x5a, SIZE);
+	}
+	for (int i = 0; i < NR; i++)
+		free(p[i]);
+	struct timespec ts = { 0, 400 * 1000000L };
+	while (nanosleep(&ts, &ts))
+		;
+	/* Only system calls from here: an allocator call would run the decay itself. */
+	long resident = 0;
+	static unsigned char vec[(SIZE >> 12) + 2];
+	for (int i = 0; i < NR; i++) {
+		uintptr_t start = (uintptr_t)p[i] & ~4095UL;
+		size_t len = ((uintptr_t)p[i] + SIZE - start + 4095) & ~4095UL;
+		CHECK_EQ(mincore((void *)start, len, vec), 0);
+		for (size_t k = 0; k < len >> 12; k++)
+			resident += vec[k] & 1;
+	}
+	long total = (long)NR * (SIZE >> 12);
+	fprintf(stderr, "   %s the decay thread: %ld of %ld freed pages resident after 400 ms idle\n",
+		want_thread ? "with" : "without", resident, total);
+	if (want_thread)
+		CHECK(resident < total / 16);
+	else
+		CHECK(resident > total / 2);
+	return check_done();
+}
+
+static void decay_thread_gives_back_while_idle(void)
+{
+	char cmd[4200];
+	for (int thread = 0; thread < 2; thread++) {
+		snprintf(cmd, sizeof(cmd),
+			 "SLUB_OPTIONS='slub_decay_thread=%d slub_decay_ms=40 slub_dirty_ratio=0' "
+			 "%s --decay-thread %d", thread, self, thread);
+		CHECK_EQ(system(cmd), 0);
+	}
 }
 
 /* A child that allocates from one class: its exit table names what it made. */
@@ -624,6 +699,8 @@ int main(int argc, char **argv)
 		return calloc_unresident();
 	if (argc > 1 && !strcmp(argv[1], "--release-once"))
 		return release_once();
+	if (argc > 2 && !strcmp(argv[1], "--decay-thread"))
+		return decay_thread_child(atoi(argv[2]) != 0);
 	if (argc > 1 && !strcmp(argv[1], "--one-class"))
 		return one_class();
 	if (argc > 1 && !strcmp(argv[1], "--fork-with-allocating-handler"))
@@ -636,6 +713,7 @@ int main(int argc, char **argv)
 	RUN(large_blocks_are_reused);
 	RUN(big_blocks_go_back_once);
 	RUN(big_callocs_stay_unresident);
+	RUN(decay_thread_gives_back_while_idle);
 	RUN(classes_made_at_first_use);
 	RUN(calloc_zeroes_and_overflow);
 	RUN(memalign_family);
