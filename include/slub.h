@@ -185,7 +185,8 @@ SLUB_API void kvfree(const void *p);
  * before the first allocation.  Returns 0, -EINVAL if any option was unknown
  * or malformed (each is reported; the valid ones still apply), or -EBUSY
  * once the allocator is running.  SLUB_OPTIONS in the environment is read
- * at start-up after these, so the environment wins.
+ * at start-up after these, so the environment wins.  With
+ * slub_decay_thread=1 it starts that thread (named slub-decay).
  */
 SLUB_API int slub_setup(const char *options);
 /*

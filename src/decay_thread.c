@@ -6,9 +6,10 @@
  * calls, so a process that frees a lot and then sleeps (a server between
  * bursts) keeps those pages resident until its next call.  The thread
  * looks at each zone as a free would, every eighth of slub_decay_ms while
- * free pages may be resident and every slub_decay_ms otherwise; once a zone
- * has not changed for a whole decay period it also empties the per-CPU
- * page lists into it, for the decay to take later.  Off by default: a
+ * blocks wait for the decay and every slub_decay_ms otherwise, and empties
+ * each CPU's page list that saw no allocation or free for a decay period
+ * into its zone (where the decay or the dirty bound can take the pages).
+ * Off by default: a
  * thread makes every process multi-threaded, which costs the
  * single-threaded slow paths their lock skipping (slub.c).
  *
@@ -17,8 +18,11 @@
  * an allocation (the loader or pthread_create() itself may be allocating).
  * It waits for start-up, which the program's first call brings (the
  * constructor does not start the allocator: slub_setup() must still work),
- * and then obeys the options in force.  A forked child runs without it
- * until it execs.
+ * and then obeys the options in force.  A forked child has no thread: the
+ * fork copies only the calling one.  Only a child forked before start-up
+ * could make its own, by calling slub_setup().  A process with a second
+ * thread cannot enter a new user namespace (unshare(CLONE_NEWUSER)), so
+ * such programs (unshare -U, bwrap) fail under this option.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -58,8 +62,9 @@ static void *decay_thread_main(void *arg)
 	 * zones are made at start-up, which the program's first call brings
 	 * (not this thread: options may still come).
 	 */
-	while (!__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE))
-		sleep_ms(10);
+	for (uint64_t ms = 10; !__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE);
+	     ms = ms < 1000 ? 2 * ms : ms)
+		sleep_ms(ms);
 	/* SLUB_OPTIONS, applied at start-up after slub_setup(), may have turned it off. */
 	while (slub_opt(decay_thread) && slub_opt(decay_ms)) {
 		uint64_t period = (uint64_t)slub_opt(decay_ms);
@@ -71,11 +76,19 @@ static void *decay_thread_main(void *arg)
 	return NULL;
 }
 
-void slub_decay_thread_start(void)
+bool slub_decay_thread_wanted(void)
 {
 	/* decay 0 gives pages back on every free already: nothing to wait for. */
-	if (!slub_opt(decay_thread) || !slub_opt(decay_ms))
-		return;
+	return slub_opt(decay_thread) && slub_opt(decay_ms);
+}
+
+void slub_decay_thread_fork_child(void)
+{
+	pthread_mutex_init(&decay_thread_lock, NULL);
+}
+
+void slub_decay_thread_start(void)
+{
 	pthread_mutex_lock(&decay_thread_lock);
 	pid_t pid = getpid();
 	if (decay_thread_pid != pid) {
@@ -88,8 +101,8 @@ void slub_decay_thread_start(void)
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
 		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setstacksize(&attr, 64 << 10);
+		/* Address space only; glibc takes static TLS out of it too. */
+		pthread_attr_setstacksize(&attr, 256 << 10);
 		int err = pthread_create(&thread, &attr, decay_thread_main, NULL);
 		pthread_attr_destroy(&attr);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -97,7 +110,9 @@ void slub_decay_thread_start(void)
 			slub_report("slub_decay_thread: cannot start the thread (error %d); "
 				    "free pages go back on allocator calls only", err);
 		} else {
+			/* Named while joinable: a detached thread may be gone already. */
 			pthread_setname_np(thread, "slub-decay");
+			pthread_detach(thread);
 			decay_thread_pid = pid;
 		}
 	}

@@ -48,6 +48,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	slub_decay_thread_fork_child();
 	if (fork_took_pages)
 		page_alloc_fork_child();
 	pthread_mutex_init(&options_lock, NULL);
@@ -146,8 +147,10 @@ __attribute__((constructor(101))) static void init_at_load(void)
 		pthread_mutex_lock(&options_lock);
 		if (!__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE))
 			options_parse(env, "SLUB_OPTIONS", true);
+		bool wanted = slub_decay_thread_wanted();
 		pthread_mutex_unlock(&options_lock);
-		slub_decay_thread_start();
+		if (wanted)
+			slub_decay_thread_start();
 	}
 }
 

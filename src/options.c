@@ -192,18 +192,21 @@ int options_parse(const char *line, const char *origin, bool be_quiet)
 int slub_setup(const char *options)
 {
 	int ret = 0;
+	bool start_thread = false;
 	slub_fork_handlers_check();
 	pthread_mutex_lock(&options_lock);
 	if (__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE))
 		ret = -EBUSY;
 	else if (options && options_parse(options, "slub_setup", false))
 		ret = -EINVAL;
+	if (ret != -EBUSY)
+		start_thread = slub_decay_thread_wanted();	/* read under the lock */
 	pthread_mutex_unlock(&options_lock);
 	if (ret == -EBUSY)
 		slub_report("slub_setup(\"%s\"): too late, the allocator is running; ignored",
 			    options ? options : "");
-	else
-		slub_decay_thread_start();	/* if asked for: a user's call is a safe place */
+	if (start_thread)
+		slub_decay_thread_start();	/* a user's call is a safe place for it */
 	return ret;
 }
 

@@ -18,6 +18,7 @@
 #include "pcp.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <string.h>
 
@@ -610,25 +611,16 @@ bool page_alloc_idle_tick(uint64_t now_ms)
 {
 	bool pending = false;
 	for_each_zone(z) {
-		bool drain = false;
 		pthread_mutex_lock(&z->lock);
-		if (!z->managed_pages) {	/* never used */
-			pthread_mutex_unlock(&z->lock);
-			continue;
+		bool used = z->managed_pages != 0;
+		if (used) {
+			zone_maybe_decay(z, now_ms);
+			pending |= z->decayable_pages != 0;
 		}
-		zone_maybe_decay(z, now_ms);
-		if (z->free_pages != z->idle_free_pages) {
-			z->idle_free_pages = z->free_pages;
-			z->idle_since_ms = now_ms;
-		} else if (now_ms - z->idle_since_ms >= decay_ms) {
-			drain = true;
-			z->idle_since_ms = now_ms;	/* once per quiet period */
-		}
-		pending |= z->decayable_pages != 0;
 		pthread_mutex_unlock(&z->lock);
 		/* Lock order: the per-CPU lists before the zone. */
-		if (drain)
-			pcp_drain_zone(z);
+		if (used)
+			pcp_drain_idle(z, now_ms, decay_ms);
 	}
 	return pending;
 }
@@ -674,8 +666,20 @@ void page_alloc_fork_prepare(void)
 {
 	for_each_zone(z)
 		pcp_lock_all(z);
-	for_each_zone(z)
+	/*
+	 * A decay drops the zone lock while it decommits blocks it took off
+	 * the lists; forked then, the child would never get them back.  With
+	 * every per-CPU list held, a decay in flight needs only the zone lock
+	 * to finish (one run from a pcp free holds its list: none is in flight).
+	 */
+	for_each_zone(z) {
 		pthread_mutex_lock(&z->lock);
+		while (z->isolated_pages) {
+			pthread_mutex_unlock(&z->lock);
+			sched_yield();
+			pthread_mutex_lock(&z->lock);
+		}
+	}
 	memmap_lock();
 }
 

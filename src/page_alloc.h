@@ -12,8 +12,9 @@
  * slub_decay_ms is decommitted (MADV_DONTNEED) and becomes clean.  Dirty
  * bound: past the pages in use / slub_dirty_ratio, dirty blocks of any
  * order idle for a few ms are decommitted too (zone_bound_dirty()).  The
- * checks run on the allocator's own calls (no thread), outside the zone
- * lock for the system calls.  slub_reclaim() decommits every dirty block.
+ * checks run on the allocator's own calls, and with slub_decay_thread=1
+ * on a thread's too (decay_thread.c), outside the zone lock for the system
+ * calls.  slub_reclaim() decommits every dirty block.
  *
  * Orders 0..PCP_MAX_ORDER pass through per-CPU lists first (pcp.h).
  *
@@ -53,8 +54,6 @@ struct zone {
 	int node;
 	enum zone_type type;
 	uint64_t full_until_ms;		/* DMA32 range found full: no search before */
-	unsigned long idle_free_pages;	/* decay thread: free_pages at its last look */
-	uint64_t idle_since_ms;		/* ... and since when they have not changed */
 };
 
 struct pglist_data {
@@ -166,9 +165,10 @@ __hidden void page_alloc_buddyinfo(int nid, enum zone_type zt,
 
 /*
  * The decay thread's look at every zone (decay_thread.c): the dirty bound
- * and the decay, as a free runs them, and, once a zone has stood still for
- * a decay period, its per-CPU lists emptied into it for the decay to take.
- * True while free blocks wait for the decay.
+ * and the decay, as a free runs them, and each CPU's page list that saw no
+ * allocation or free for a decay period emptied into its zone (where the
+ * decay or the bound can take its pages).  True while blocks wait for the
+ * decay.
  */
 __hidden bool page_alloc_idle_tick(uint64_t now_ms);
 

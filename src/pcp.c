@@ -12,6 +12,9 @@ struct per_cpu_pages {
 	unsigned int count;		/* pages on the lists */
 	unsigned int nr[PCP_MAX_ORDER + 1];	/* pages on each list */
 	unsigned int frees;		/* frees since the last look at the decay */
+	unsigned int ops;		/* allocations and frees here, ever (wraps) */
+	unsigned int idle_ops;		/* decay thread: ops at its last look */
+	uint64_t idle_since_ms;		/* ... and since when they have not changed */
 	bool ready;			/* lists initialised (zero: never used) */
 	struct list_head lists[PCP_MAX_ORDER + 1];	/* most recently freed first */
 } __attribute__((aligned(64)));	/* one cache line set per CPU: no false sharing */
@@ -125,6 +128,7 @@ struct page *pcp_alloc(struct zone *z, unsigned int order, bool want_zero, bool 
 		*zero = page_flags(page) & PG_zero;
 		set_page_flags(page, 0);
 	}
+	pcp->ops++;
 	pthread_mutex_unlock(&pcp->lock);
 	return page;
 }
@@ -137,6 +141,7 @@ bool pcp_free(struct zone *z, struct page *page, unsigned int order)
 	if (!pcp)
 		return false;
 	pcp_add(pcp, page, order, false);
+	pcp->ops++;
 	if (pcp->count > (unsigned int)slub_opt(pcp_high)) {
 		pcp_drain(z, pcp, (unsigned int)slub_opt(pcp_batch));
 		pcp->frees = 0;
@@ -181,6 +186,21 @@ void pcp_drain_zone(struct zone *z)
 		pthread_mutex_lock(&pcp->lock);
 		if (pcp->count)
 			pcp_drain(z, pcp, pcp->count);
+		pthread_mutex_unlock(&pcp->lock);
+	}
+}
+
+void pcp_drain_idle(struct zone *z, uint64_t now_ms, uint64_t quiet_ms)
+{
+	for (unsigned int cpu = 0; cpu < os_possible_cpus(); cpu++) {
+		struct per_cpu_pages *pcp = pcp_of(z, cpu);
+		pthread_mutex_lock(&pcp->lock);
+		if (pcp->ops != pcp->idle_ops || !pcp->count) {
+			pcp->idle_ops = pcp->ops;
+			pcp->idle_since_ms = now_ms;
+		} else if (now_ms - pcp->idle_since_ms >= quiet_ms) {
+			pcp_drain(z, pcp, pcp->count);
+		}
 		pthread_mutex_unlock(&pcp->lock);
 	}
 }

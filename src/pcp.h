@@ -27,6 +27,11 @@ __hidden struct page *pcp_alloc(struct zone *z, unsigned int order, bool want_ze
 __hidden bool pcp_free(struct zone *z, struct page *page, unsigned int order);
 /* Return every CPU's pages of @z to the zone (no pcp lock held). */
 __hidden void pcp_drain_zone(struct zone *z);
+/*
+ * The decay thread's look: empty each CPU's list of @z that has pages and
+ * has seen no allocation or free for @quiet_ms (no pcp lock held).
+ */
+__hidden void pcp_drain_idle(struct zone *z, uint64_t now_ms, uint64_t quiet_ms);
 /* Lock every list set of @z (for the validator); returns their pages. */
 __hidden unsigned long pcp_lock_all(struct zone *z);
 __hidden void pcp_unlock_all(struct zone *z);

@@ -332,10 +332,11 @@ static int threads_now(void)
 
 /*
  * In a fresh process, with (argv "1") or without slub_decay_thread: 15 MiB
- * of extents freed at once, then no allocator call for ten decay periods.
- * With the thread their pages go back meanwhile; without, nothing runs the
- * decay and they stay resident (the control: the test can tell).  The
- * parent sets slub_decay_ms=40 and no dirty bound.
+ * of extents freed at once and an 8 MiB mapping left in the extent cache,
+ * then no allocator call for ten decay periods.  With the thread their
+ * pages go back meanwhile; without, nothing runs the decay and they stay
+ * resident (the control: the test can tell).  The parent sets
+ * slub_decay_ms=40 and no dirty bound.
  */
 static int decay_thread_child(bool want_thread)
 {
@@ -354,6 +355,16 @@ static int decay_thread_child(bool want_thread)
 	}
 	for (int i = 0; i < NR; i++)
 		free(p[i]);
+	/* A mapping of its own (above 4 MiB) freed a second time: the extent cache keeps it. */
+	enum { BIG = 8 << 20 };
+	char *big = malloc(BIG);
+	CHECK(big != NULL);
+	memset(big, 1, BIG);
+	free(big);	/* the first free of a size gives it back at once */
+	big = malloc(BIG);
+	CHECK(big != NULL);
+	memset(big, 1, BIG);
+	free(big);
 	struct timespec ts = { 0, 400 * 1000000L };
 	while (nanosleep(&ts, &ts))
 		;
@@ -368,12 +379,21 @@ static int decay_thread_child(bool want_thread)
 			resident += vec[k] & 1;
 	}
 	long total = (long)NR * (SIZE >> 12);
-	fprintf(stderr, "   %s the decay thread: %ld of %ld freed pages resident after 400 ms idle\n",
-		want_thread ? "with" : "without", resident, total);
-	if (want_thread)
+	static unsigned char big_vec[BIG >> 12];
+	long big_resident = 0;
+	if (mincore(big, BIG, big_vec) == 0)	/* ENOMEM: unmapped */
+		for (size_t k = 0; k < sizeof(big_vec); k++)
+			big_resident += big_vec[k] & 1;
+	fprintf(stderr, "   %s the decay thread: %ld of %ld freed pages resident after 400 ms idle, "
+		"%ld of %d of a cached mapping\n", want_thread ? "with" : "without", resident, total,
+		big_resident, BIG >> 12);
+	if (want_thread) {
 		CHECK(resident < total / 16);
-	else
+		CHECK_EQ(big_resident, 0);
+	} else {
 		CHECK(resident > total / 2);
+		CHECK(big_resident > (BIG >> 12) / 2);
+	}
 	return check_done();
 }
 
