@@ -9,9 +9,8 @@
  * blocks wait for the decay and every slub_decay_ms otherwise, and empties
  * each CPU's page list that saw no allocation or free for a decay period
  * into its zone (where the decay or the dirty bound can take the pages).
- * Off by default: a
- * thread makes every process multi-threaded, which costs the
- * single-threaded slow paths their lock skipping (slub.c).
+ * Off by default: a thread makes every process multi-threaded, which costs
+ * the single-threaded slow paths their lock skipping (slub.c).
  *
  * Started once per process, where starting a thread is safe: the library's
  * constructor (SLUB_OPTIONS names it) or slub_setup(), never from inside
