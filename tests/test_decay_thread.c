@@ -3,7 +3,8 @@
  * one per process; while the program makes no allocator call it gives
  * freed blocks back and empties the per-CPU page lists, which without it
  * stay resident (the same steps run with --without, the control); a forked
- * child runs without it and allocates as usual.
+ * child runs without it and allocates as usual, and a fork never leaves it
+ * blocks that a decay in flight had taken off the lists.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -16,6 +17,7 @@
 #include <slub.h>
 #include "check.h"
 #include "page_alloc.h"
+#include "os.h"
 #include "pcp.h"
 
 #define DECAY_MS 40
@@ -127,6 +129,48 @@ static void child_runs_without_it(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/*
+ * Forks while the thread decays: a child must find no block isolated (off
+ * the lists while a decay decommits it), or it would never get it back.
+ * Each round leaves 64 separate order-4 blocks free, which the thread takes
+ * in one sweep of some hundreds of microseconds, and forks without pause
+ * across it.  Without the wait in page_alloc_fork_prepare() children of
+ * most runs see isolated pages; with it, none may.
+ */
+static void forks_wait_for_decays(void)
+{
+	enum { PAIRS = 64, ROUNDS = 6 };
+	static unsigned long blocks[2 * PAIRS];
+	struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+	int forks = 0, isolated = 0;
+	for (int r = 0; r < ROUNDS; r++) {
+		for (int i = 0; i < 2 * PAIRS; i++) {
+			blocks[i] = __get_free_pages(GFP_KERNEL, 4);
+			CHECK(blocks[i] != 0);
+			memset((void *)blocks[i], 0x5a, PAGE_SIZE << 4);
+		}
+		for (int i = 1; i < 2 * PAIRS; i += 2)	/* their buddies stay in use */
+			free_pages(blocks[i], 4);
+		uint64_t end = os_now_ms() + 3 * DECAY_MS;
+		while (os_now_ms() < end) {
+			pid_t pid = fork();
+			CHECK(pid >= 0);
+			if (pid == 0)
+				_exit(z->isolated_pages != 0);	/* one thread here: no lock needed */
+			int status;
+			CHECK_EQ(waitpid(pid, &status, 0), pid);
+			forks++;
+			isolated += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+		}
+		for (int i = 0; i < 2 * PAIRS; i += 2)
+			free_pages(blocks[i], 4);
+	}
+	fprintf(stderr, "   %d forks across the thread's decays: %d children found blocks isolated\n",
+		forks, isolated);
+	CHECK_EQ(isolated, 0);
+	CHECK(forks >= ROUNDS * 10);
+}
+
 int main(int argc, char **argv)
 {
 	bool with_thread = !(argc > 1 && !strcmp(argv[1], "--without"));
@@ -141,6 +185,7 @@ int main(int argc, char **argv)
 	idle_after_frees(with_thread);
 	if (with_thread) {
 		RUN(child_runs_without_it);
+		RUN(forks_wait_for_decays);
 		/* The same steps without the thread must leave the pages where they are. */
 		char cmd[4200];
 		snprintf(cmd, sizeof(cmd), "%s --without", argv[0]);
