@@ -6,9 +6,10 @@
  * signatures, plus a few `slub_` extras for what only a process needs
  * (options, error counts, giving memory back to the OS).
  *
- * Layers exposed so far: the page allocator (buddy system over a memory map
- * of page descriptors).  `struct page` is opaque: use page_address(),
- * virt_to_page() and page_to_nid().
+ * Layers: the page allocator (buddy system over a memory map of page
+ * descriptors), object caches (kmem_cache_*) and the kmalloc family on
+ * SLUB's slabs, and the slub_ extras at the end.  `struct page` is opaque:
+ * use page_address(), virt_to_page() and page_to_nid().
  */
 #ifndef SLUB_H
 #define SLUB_H

@@ -67,8 +67,9 @@ int main(void)
 	       "been written to; never-touched ones were not resident to begin with\n", reclaimed,
 	       (reclaimed * PAGE_SIZE) >> 20);
 	show("after slub_reclaim(): per-CPU lists drained, every section whole again: one\n"
-	     "   order-8, one order-9 and fifteen order-10 blocks (its first 1 MiB holds the\n"
-	     "   section's own page descriptors)");
+	     "   order-7, one order-8 and one order-9 block (its first 512 KiB holds the\n"
+	     "   section's own page descriptors) and the order-10 blocks carved so far (the\n"
+	     "   zone carves them one at a time, as it needs them)");
 
 	/* Object caches on top: SLUB packs objects into slabs of pages. */
 	struct task { int pid; char comm[16]; long state; void *mm; char pad[64]; };
