@@ -6,9 +6,11 @@
  * calls, so a process that frees a lot and then sleeps (a server between
  * bursts) keeps those pages resident until its next call.  The thread
  * looks at each zone as a free would, every eighth of slub_decay_ms while
- * blocks wait for the decay and every slub_decay_ms otherwise, and empties
- * each CPU's page list that saw no allocation or free for a decay period
- * into its zone (where the decay or the dirty bound can take the pages).
+ * blocks wait for the decay, every slub_decay_ms while other free pages may
+ * still go back, and less and less often (down to once in 8 periods) when
+ * nothing could; and it empties each CPU's page list that saw no allocation
+ * or free for a decay period into its zone (where the decay or the dirty
+ * bound can take the pages).
  * Off by default: a thread makes every process multi-threaded, which costs
  * the single-threaded slow paths their lock skipping (slub.c).
  *
@@ -41,9 +43,10 @@ static pid_t decay_thread_pid;
 static pthread_mutex_t decay_thread_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The malloc library's idle work (its cache of extent mappings); none in libslub.so. */
-__attribute__((weak)) void slub_malloc_idle_tick(uint64_t now_ms)
+__attribute__((weak)) bool slub_malloc_idle_tick(uint64_t now_ms)
 {
 	(void)now_ms;
+	return false;
 }
 
 static void sleep_ms(uint64_t ms)
@@ -65,12 +68,26 @@ static void *decay_thread_main(void *arg)
 	     ms = ms < 1000 ? 2 * ms : ms)
 		sleep_ms(ms);
 	/* SLUB_OPTIONS, applied at start-up after slub_setup(), may have turned it off. */
+	uint64_t idle_sleep = 0;
 	while (slub_opt(decay_thread) && slub_opt(decay_ms)) {
 		uint64_t period = (uint64_t)slub_opt(decay_ms);
 		uint64_t now = os_now_ms();
-		bool pending = page_alloc_idle_tick(now);
-		slub_malloc_idle_tick(now);
-		sleep_ms(pending ? (period >= 8 ? period / 8 : 1) : period);
+		enum idle_work work = page_alloc_idle_tick(now);
+		if (slub_malloc_idle_tick(now) && work == IDLE_NOTHING)
+			work = IDLE_LATER;
+		/*
+		 * With nothing to give back it sleeps longer each time, up to 8
+		 * periods: a sleeping program is woken 4 times a second at first,
+		 * then once in 2 s (by default).  The first frees after that wait
+		 * that much longer for their decay.
+		 */
+		if (work == IDLE_NOTHING)
+			idle_sleep = idle_sleep ? (idle_sleep * 2 < 8 * period ? idle_sleep * 2 : 8 * period)
+						: period;
+		else
+			idle_sleep = 0;
+		sleep_ms(work == IDLE_DECAY_SOON ? (period >= 8 ? period / 8 : 1)
+			 : work == IDLE_LATER ? period : idle_sleep);
 	}
 	return NULL;
 }

@@ -20,7 +20,7 @@ __hidden void slub_decay_thread_start(void);
 /* In a forked child: the start lock made new (a thread may have held it). */
 __hidden void slub_decay_thread_fork_child(void);
 
-/* The malloc library's part of each look (its cached extent mappings). */
-__hidden void slub_malloc_idle_tick(uint64_t now_ms);
+/* The malloc library's part of each look; true while it caches extent mappings. */
+__hidden bool slub_malloc_idle_tick(uint64_t now_ms);
 
 #endif

@@ -146,10 +146,11 @@ static bool extent_cache_put(struct page *page, uint64_t now)
 }
 
 /* The decay thread's look: cached mappings age out while the program sleeps too. */
-void slub_malloc_idle_tick(uint64_t now_ms)
+bool slub_malloc_idle_tick(uint64_t now_ms)
 {
 	if (READ_ONCE(page_alloc_stats.idle_extents))
 		extent_cache_expire(now_ms);
+	return READ_ONCE(page_alloc_stats.idle_extents) != 0;
 }
 
 void extent_cache_drain(void)

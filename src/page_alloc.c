@@ -607,22 +607,23 @@ unsigned long page_alloc_decay(uint64_t now_ms)
 	return pages;
 }
 
-bool page_alloc_idle_tick(uint64_t now_ms)
+enum idle_work page_alloc_idle_tick(uint64_t now_ms)
 {
-	bool pending = false;
+	enum idle_work work = IDLE_NOTHING;
 	for_each_zone(z) {
 		pthread_mutex_lock(&z->lock);
 		bool used = z->managed_pages != 0;
 		if (used) {
 			zone_maybe_decay(z, now_ms);
-			pending |= z->decayable_pages != 0;
+			if (z->decayable_pages)
+				work = IDLE_DECAY_SOON;
 		}
 		pthread_mutex_unlock(&z->lock);
 		/* Lock order: the per-CPU lists before the zone. */
-		if (used)
-			pcp_drain_idle(z, now_ms, decay_ms);
+		if (used && pcp_drain_idle(z, now_ms, decay_ms) && work == IDLE_NOTHING)
+			work = IDLE_LATER;
 	}
-	return pending;
+	return work;
 }
 
 unsigned long page_alloc_resident_free_pages(void)

@@ -167,10 +167,14 @@ __hidden void page_alloc_buddyinfo(int nid, enum zone_type zt,
  * The decay thread's look at every zone (decay_thread.c): the dirty bound
  * and the decay, as a free runs them, and each CPU's page list that saw no
  * allocation or free for a decay period emptied into its zone (where the
- * decay or the bound can take its pages).  True while blocks wait for the
- * decay.
+ * decay or the bound can take its pages).  Says what is left for it.
  */
-__hidden bool page_alloc_idle_tick(uint64_t now_ms);
+enum idle_work {
+	IDLE_NOTHING,		/* nothing it could give back */
+	IDLE_LATER,		/* pages on per-CPU lists, not yet quiet long enough */
+	IDLE_DECAY_SOON,	/* blocks wait for the decay */
+};
+__hidden enum idle_work page_alloc_idle_tick(uint64_t now_ms);
 
 /* Run the decay now as if @now_ms had come (tests use it to avoid sleeps). */
 __hidden unsigned long page_alloc_decay(uint64_t now_ms);

@@ -190,8 +190,9 @@ void pcp_drain_zone(struct zone *z)
 	}
 }
 
-void pcp_drain_idle(struct zone *z, uint64_t now_ms, uint64_t quiet_ms)
+unsigned long pcp_drain_idle(struct zone *z, uint64_t now_ms, uint64_t quiet_ms)
 {
+	unsigned long left = 0;
 	for (unsigned int cpu = 0; cpu < os_possible_cpus(); cpu++) {
 		struct per_cpu_pages *pcp = pcp_of(z, cpu);
 		pthread_mutex_lock(&pcp->lock);
@@ -201,8 +202,10 @@ void pcp_drain_idle(struct zone *z, uint64_t now_ms, uint64_t quiet_ms)
 		} else if (now_ms - pcp->idle_since_ms >= quiet_ms) {
 			pcp_drain(z, pcp, pcp->count);
 		}
+		left += pcp->count;
 		pthread_mutex_unlock(&pcp->lock);
 	}
+	return left;
 }
 
 void page_alloc_drain_pcp(void)

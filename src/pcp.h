@@ -30,8 +30,9 @@ __hidden void pcp_drain_zone(struct zone *z);
 /*
  * The decay thread's look: empty each CPU's list of @z that has pages and
  * has seen no allocation or free for @quiet_ms (no pcp lock held).
+ * Returns the pages left on the lists.
  */
-__hidden void pcp_drain_idle(struct zone *z, uint64_t now_ms, uint64_t quiet_ms);
+__hidden unsigned long pcp_drain_idle(struct zone *z, uint64_t now_ms, uint64_t quiet_ms);
 /* Lock every list set of @z (for the validator); returns their pages. */
 __hidden unsigned long pcp_lock_all(struct zone *z);
 __hidden void pcp_unlock_all(struct zone *z);

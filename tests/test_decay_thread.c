@@ -171,6 +171,54 @@ static void forks_wait_for_decays(void)
 	CHECK(forks >= ROUNDS * 10);
 }
 
+/* Voluntary context switches of the slub-decay thread: about one per sleep. */
+static long decay_thread_sleeps(void)
+{
+	long sleeps = -1;
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return -1;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char path[300], buf[4096] = "";
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		int fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		ssize_t len = read(fd, buf, 16);
+		close(fd);
+		if (len <= 0 || strncmp(buf, "slub-decay", 10))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		fd = open(path, O_RDONLY);
+		len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		buf[len > 0 ? len : 0] = 0;
+		const char *v = strstr(buf, "\nvoluntary_ctxt_switches:");
+		if (v)
+			sleeps = atol(v + 26);
+	}
+	closedir(d);
+	return sleeps;
+}
+
+/*
+ * With nothing left to give back the thread sleeps longer each time, up to
+ * 8 decay periods (320 ms here): over a second of a sleeping program it
+ * wakes a few times, not 25.
+ */
+static void idle_thread_backs_off(void)
+{
+	sleep_ms(40 * DECAY_MS);	/* everything freed has gone back; backed off */
+	long before = decay_thread_sleeps();
+	sleep_ms(25 * DECAY_MS);
+	long woken = decay_thread_sleeps() - before;
+	fprintf(stderr, "   %ld wake-ups in %d ms of nothing to do\n", woken, 25 * DECAY_MS);
+	CHECK(before >= 0);
+	CHECK(woken >= 1 && woken <= 8);
+}
+
 int main(int argc, char **argv)
 {
 	bool with_thread = !(argc > 1 && !strcmp(argv[1], "--without"));
@@ -186,6 +234,7 @@ int main(int argc, char **argv)
 	if (with_thread) {
 		RUN(child_runs_without_it);
 		RUN(forks_wait_for_decays);
+		RUN(idle_thread_backs_off);
 		/* The same steps without the thread must leave the pages where they are. */
 		char cmd[4200];
 		snprintf(cmd, sizeof(cmd), "%s --without", argv[0]);
