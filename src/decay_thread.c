@@ -56,6 +56,12 @@ static void sleep_ms(uint64_t ms)
 		;
 }
 
+bool slub_decay_thread_wanted(void)
+{
+	/* decay 0 gives pages back on every free already: nothing to wait for. */
+	return slub_opt(decay_thread) && slub_opt(decay_ms);
+}
+
 static void *decay_thread_main(void *arg)
 {
 	(void)arg;
@@ -69,7 +75,7 @@ static void *decay_thread_main(void *arg)
 		sleep_ms(ms);
 	/* SLUB_OPTIONS, applied at start-up after slub_setup(), may have turned it off. */
 	uint64_t idle_sleep = 0;
-	while (slub_opt(decay_thread) && slub_opt(decay_ms)) {
+	while (slub_decay_thread_wanted()) {
 		uint64_t period = (uint64_t)slub_opt(decay_ms);
 		uint64_t now = os_now_ms();
 		enum idle_work work = page_alloc_idle_tick(now);
@@ -90,12 +96,6 @@ static void *decay_thread_main(void *arg)
 			 : work == IDLE_LATER ? period : idle_sleep);
 	}
 	return NULL;
-}
-
-bool slub_decay_thread_wanted(void)
-{
-	/* decay 0 gives pages back on every free already: nothing to wait for. */
-	return slub_opt(decay_thread) && slub_opt(decay_ms);
 }
 
 void slub_decay_thread_fork_child(void)

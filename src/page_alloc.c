@@ -18,8 +18,8 @@
 #include "pcp.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <limits.h>
+#include <sched.h>
 #include <string.h>
 
 #include "init.h"
