@@ -359,7 +359,12 @@ void slab_set_percpu_mode(intptr_t rseq_offset)
 		(intptr_t)((uintptr_t)&parked_rseq_area - os_thread_pointer());
 #endif
 }
-__thread unsigned int slab_cpu_hint = ~0u;	/* none yet: the first use asks */
+/*
+ * None yet: the first use asks.  The model is repeated here because the
+ * definition's own (the default, local-dynamic in a shared library) would
+ * win, and every fast path without rseq would call __tls_get_addr.
+ */
+__thread unsigned int slab_cpu_hint __attribute__((tls_model("initial-exec"))) = ~0u;
 
 /*
  * Retire the slot of @cpu: after this no fast path commits on it until it
