@@ -12,7 +12,7 @@
 #include "os.h"
 #include "report.h"
 
-uint32_t memmap_section_table[NR_SECTION_SLOTS];
+uint32_t *memmap_section_table;
 
 /* Serialises table updates and the DMA32 placement cursor. */
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -75,6 +75,20 @@ static void *reserve_below_4g(size_t size, size_t align)
 }
 
 /*
+ * Called with region_lock held, before the first region exists.  Of the
+ * table's 8 MiB only the pages naming our regions are ever touched (one,
+ * usually).
+ */
+static int map_section_table(void)
+{
+	void *table = os_map_sparse(NR_SECTION_SLOTS * sizeof(uint32_t));
+	if (!table)
+		return -1;
+	__atomic_store_n(&memmap_section_table, (uint32_t *)table, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
  * Geometry of a large region: the mem_map must cover every slot the region
  * spans, and the data starts at the first @align boundary after it.
  */
@@ -131,6 +145,8 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 	char *base;
 
 	memmap_lock();
+	if (!memmap_section_table && map_section_table())
+		goto fail;
 	base = below_4g ? reserve_below_4g(size, align) : os_reserve(size, align);
 	if (!base)
 		goto fail;

@@ -152,15 +152,27 @@ static_assert(MEMMAP_PAGES_PER_SLOT >= MEMMAP_HEADER_DESCRIPTORS,
 
 /*
  * Region base >> SECTION_SHIFT for each slot (| SLOT_LARGE for a large
- * region), 0 if the slot is not ours.
+ * region), 0 if the slot is not ours.  NR_SECTION_SLOTS entries, mapped
+ * with the first region; NULL before it, when no address is ours.  Not a
+ * static array: 8 MiB of bss would make the library's image 2 MiB or more,
+ * and the kernel then places it on a 2 MiB boundary, which pins libc, mapped
+ * next to it, to one placement that fault-around happens to make costly
+ * (about 20 more resident pages of libc in every process).
  */
-extern __hidden uint32_t memmap_section_table[NR_SECTION_SLOTS];
+extern __hidden uint32_t *memmap_section_table;
+
+static inline const uint32_t *memmap_table(void)
+{
+	/* Acquire: the entries were zero when the pointer was published. */
+	return __atomic_load_n(&memmap_section_table, __ATOMIC_ACQUIRE);
+}
 
 static inline uint32_t memmap_slot(uintptr_t addr)
 {
-	if (unlikely(addr >> ADDR_BITS))
+	const uint32_t *table = memmap_table();
+	if (unlikely((addr >> ADDR_BITS) || !table))
 		return 0;
-	return READ_ONCE(memmap_section_table[addr >> SECTION_SHIFT]);
+	return READ_ONCE(table[addr >> SECTION_SHIFT]);
 }
 
 static inline uintptr_t memmap_region_base(uintptr_t addr)

@@ -101,6 +101,17 @@ int os_commit(void *addr, size_t size)
 	return slub_os.mprotect(addr, size, PROT_READ | PROT_WRITE) ? -errno : 0;
 }
 
+void *os_map_sparse(size_t size)
+{
+	void *p = slub_os.mmap(NULL, size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* Fails where THP is not built in; then there is nothing to avoid. */
+	slub_os.madvise(p, size, MADV_NOHUGEPAGE);
+	return p;
+}
+
 int os_commit_charged(void *addr, size_t size)
 {
 	void *p = slub_os.mmap(addr, size, PROT_READ | PROT_WRITE,

@@ -46,6 +46,11 @@ __hidden void *os_reserve_at(uintptr_t addr, size_t size);
 /* Make reserved memory usable (read/write, zero-filled on first touch). */
 __hidden int os_commit(void *addr, size_t size);
 /*
+ * Zeroed read-write memory for a big table touched sparsely: no commit
+ * charge, and small pages only, so a touch costs one page, not 2 MiB.
+ */
+__hidden void *os_map_sparse(size_t size);
+/*
  * Commit charged to the process, as a plain mmap is: the kernel's
  * overcommit check sees it, so an absurd request fails here with ENOMEM
  * (os_commit()'s mprotect of a MAP_NORESERVE reservation is never

@@ -318,9 +318,10 @@ static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
 {
 	uintptr_t a = (uintptr_t)p;
 	uintptr_t index = a >> SECTION_SHIFT;
-	if (unlikely(index >= NR_SECTION_SLOTS))
+	const uint32_t *table = memmap_table();
+	if (unlikely(index >= NR_SECTION_SLOTS || !table))
 		return NULL;
-	int32_t slot = (int32_t)READ_ONCE(memmap_section_table[index]);
+	int32_t slot = (int32_t)READ_ONCE(table[index]);
 	if (unlikely(slot <= 0))
 		return NULL;
 	uintptr_t base = (uintptr_t)slot << SECTION_SHIFT;

@@ -3,6 +3,7 @@
  * lookups in both directions, region headers, large regions.
  */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <slub.h>
@@ -59,6 +60,50 @@ static void section_header_and_lookups(void)
 		CHECK(memmap_virt_to_page((void *)(base - 1)) == NULL);
 	if (memmap_region_base(base + SECTION_SIZE) == 0)
 		CHECK(memmap_virt_to_page((void *)(base + SECTION_SIZE)) == NULL);
+	__free_pages(page, 0);
+}
+
+/*
+ * The section table is a mapping of its own, made with the first region:
+ * not bss, which would make the library's image 8 MiB (test_image), and
+ * never backed by huge pages, so its one touched page costs one page.
+ */
+static void section_table_is_its_own_mapping(void)
+{
+	struct page *page = alloc_pages(GFP_KERNEL, 0);
+	CHECK(page != NULL);
+	const uint32_t *table = memmap_table();
+	CHECK(table != NULL);
+	uintptr_t t = (uintptr_t)table;
+	FILE *f = fopen("/proc/self/smaps", "r");
+	CHECK(f != NULL);
+	char line[512];
+	bool in_table = false, found = false, no_huge = false;
+	unsigned long lo = 0, hi = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long a, b;
+		char path[256] = "";
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &a, &b, path) >= 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in_table = t >= a && t < b;
+			if (in_table) {
+				found = true;
+				lo = a;
+				hi = b;
+				CHECK_EQ(path[0], 0);	/* anonymous, not the library's image */
+			}
+			continue;
+		}
+		if (in_table && strncmp(line, "VmFlags:", 8) == 0)
+			no_huge = strstr(line, " nh") != NULL;
+	}
+	if (f)
+		fclose(f);
+	CHECK(found);
+	CHECK(t == lo && hi - lo >= NR_SECTION_SLOTS * sizeof(uint32_t));
+	/* MADV_NOHUGEPAGE exists only where the kernel has THP. */
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0)
+		CHECK(no_huge);
 	__free_pages(page, 0);
 }
 
@@ -121,6 +166,7 @@ int main(void)
 	RUN(descriptor_layout);
 	RUN(lookups_before_any_allocation);
 	RUN(section_header_and_lookups);
+	RUN(section_table_is_its_own_mapping);
 	RUN(tails_find_their_head);
 	RUN(large_region_spans_slots);
 	CHECK_EQ(page_alloc_validate(), 0);

@@ -1,0 +1,78 @@
+/*
+ * test_image.c - what the built libraries cost every process that loads
+ * them, read from their ELF files (argv: libslub.so, libslub-malloc.so):
+ *   - the image (every PT_LOAD, bss included) spans less than 2 MiB.  From
+ *     2 MiB the kernel places the image on a 2 MiB boundary, and the
+ *     libraries the loader maps next to it (libc) then sit at one fixed
+ *     offset instead of a random one; how many of libc's pages fault-around
+ *     maps depends on that offset.
+ *   - no thread-local variable is reached through __tls_get_addr (a
+ *     DTPMOD64 relocation): the fast paths without rseq read one per call.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "check.h"
+
+#define TWO_MIB (2UL << 20)
+
+static void check_image(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	struct stat st;
+	CHECK_EQ(fstat(fd, &st), 0);
+	const unsigned char *file = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	CHECK(file != MAP_FAILED);
+	if (file == MAP_FAILED)
+		return;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)file;
+	CHECK(memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64);
+
+	uint64_t lo = UINT64_MAX, hi = 0;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(file + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		if (ph[i].p_vaddr < lo)
+			lo = ph[i].p_vaddr;
+		if (ph[i].p_vaddr + ph[i].p_memsz > hi)
+			hi = ph[i].p_vaddr + ph[i].p_memsz;
+	}
+	CHECK(hi > lo);
+	CHECK(hi - lo < TWO_MIB);
+
+	unsigned dtpmod = 0;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(file + eh->e_shoff);
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_RELA)
+			continue;
+		const Elf64_Rela *rela = (const Elf64_Rela *)(file + sh[i].sh_offset);
+		for (uint64_t k = 0; k < sh[i].sh_size / sizeof(*rela); k++) {
+#if defined(__x86_64__)
+			dtpmod += ELF64_R_TYPE(rela[k].r_info) == R_X86_64_DTPMOD64;
+#elif defined(__aarch64__)
+			dtpmod += ELF64_R_TYPE(rela[k].r_info) == R_AARCH64_TLSDESC;
+#endif
+		}
+	}
+	CHECK_EQ(dtpmod, 0);
+	fprintf(stderr, "   %s: image %lu KiB, %u dynamic TLS relocations\n", path,
+		(unsigned long)((hi - lo) >> 10), dtpmod);
+	munmap((void *)file, (size_t)st.st_size);
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		check_image(argv[i]);
+	CHECK(argc > 1);
+	return check_done();
+}
