@@ -169,6 +169,14 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 	} else if (os_commit(base, map_bytes + data_bytes)) {
 		goto fail_release;
 	}
+	/*
+	 * No transparent huge pages where we hand out and give back memory by
+	 * the 4 KiB page: with THP "always" the first slab would cost 2 MiB
+	 * (+2 MiB of RSS for every small process) and a decommit splits the
+	 * huge page anyway.  A large region's data is one block, left to the
+	 * system's setting as a plain mmap of it would be.
+	 */
+	os_no_huge_pages(base, kind == REGION_LARGE ? map_bytes : map_bytes + data_bytes);
 	struct mem_region *r = (struct mem_region *)base;
 	r->flags = PG_reserved;
 	r->flags1 = PG_reserved;

@@ -107,9 +107,14 @@ void *os_map_sparse(size_t size)
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	/* Fails where THP is not built in; then there is nothing to avoid. */
-	slub_os.madvise(p, size, MADV_NOHUGEPAGE);
+	os_no_huge_pages(p, size);
 	return p;
+}
+
+void os_no_huge_pages(void *addr, size_t size)
+{
+	/* Fails where THP is not built in; then there is nothing to avoid. */
+	slub_os.madvise(addr, size, MADV_NOHUGEPAGE);
 }
 
 int os_commit_charged(void *addr, size_t size)

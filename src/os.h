@@ -51,6 +51,11 @@ __hidden int os_commit(void *addr, size_t size);
  */
 __hidden void *os_map_sparse(size_t size);
 /*
+ * Never back [addr, addr + size) with transparent huge pages, whatever the
+ * system's setting: for memory touched a page here and there.
+ */
+__hidden void os_no_huge_pages(void *addr, size_t size);
+/*
  * Commit charged to the process, as a plain mmap is: the kernel's
  * overcommit check sees it, so an absurd request fails here with ENOMEM
  * (os_commit()'s mprotect of a MAP_NORESERVE reservation is never

@@ -63,6 +63,48 @@ static void section_header_and_lookups(void)
 	__free_pages(page, 0);
 }
 
+/* The smaps entry of the mapping holding @addr: its bounds, whether it is anonymous and "nh". */
+struct vma_info {
+	bool found, anonymous, no_huge;
+	unsigned long lo, hi;
+};
+
+static struct vma_info vma_of(const void *addr)
+{
+	struct vma_info v = { 0 };
+	uintptr_t t = (uintptr_t)addr;
+	FILE *f = fopen("/proc/self/smaps", "r");
+	CHECK(f != NULL);
+	char line[512];
+	bool in_vma = false;
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned long a, b;
+		char path[256] = "";
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &a, &b, path) >= 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in_vma = t >= a && t < b;
+			if (in_vma) {
+				v.found = true;
+				v.lo = a;
+				v.hi = b;
+				v.anonymous = path[0] == 0;
+			}
+			continue;
+		}
+		if (in_vma && strncmp(line, "VmFlags:", 8) == 0)
+			v.no_huge = strstr(line, " nh") != NULL;
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* MADV_NOHUGEPAGE exists only where the kernel has THP. */
+static bool have_thp(void)
+{
+	return access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
+}
+
 /*
  * The section table is a mapping of its own, made with the first region:
  * not bss, which would make the library's image 8 MiB (test_image), and
@@ -74,37 +116,39 @@ static void section_table_is_its_own_mapping(void)
 	CHECK(page != NULL);
 	const uint32_t *table = memmap_table();
 	CHECK(table != NULL);
-	uintptr_t t = (uintptr_t)table;
-	FILE *f = fopen("/proc/self/smaps", "r");
-	CHECK(f != NULL);
-	char line[512];
-	bool in_table = false, found = false, no_huge = false;
-	unsigned long lo = 0, hi = 0;
-	while (f && fgets(line, sizeof line, f)) {
-		unsigned long a, b;
-		char path[256] = "";
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &a, &b, path) >= 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
-			in_table = t >= a && t < b;
-			if (in_table) {
-				found = true;
-				lo = a;
-				hi = b;
-				CHECK_EQ(path[0], 0);	/* anonymous, not the library's image */
-			}
-			continue;
-		}
-		if (in_table && strncmp(line, "VmFlags:", 8) == 0)
-			no_huge = strstr(line, " nh") != NULL;
-	}
-	if (f)
-		fclose(f);
-	CHECK(found);
-	CHECK(t == lo && hi - lo >= NR_SECTION_SLOTS * sizeof(uint32_t));
-	/* MADV_NOHUGEPAGE exists only where the kernel has THP. */
-	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0)
-		CHECK(no_huge);
+	struct vma_info v = vma_of(table);
+	CHECK(v.found && v.anonymous);
+	CHECK(v.lo == (uintptr_t)table && v.hi - v.lo >= NR_SECTION_SLOTS * sizeof(uint32_t));
+	if (have_thp())
+		CHECK(v.no_huge);
 	__free_pages(page, 0);
+}
+
+/*
+ * Sections are never backed by transparent huge pages, whatever the
+ * system's setting: under THP "always" the first slab would cost 2 MiB.
+ * A large region's mem_map is not either; its data is left to the system.
+ */
+static void regions_without_huge_pages(void)
+{
+	if (!have_thp())
+		return;
+	struct page *page = alloc_pages(GFP_KERNEL, 0);
+	CHECK(page != NULL);
+	struct mem_region *r = page_region(page);
+	CHECK(vma_of(r).no_huge);
+	CHECK(vma_of(page_address(page)).no_huge);
+	CHECK(vma_of((char *)r + SECTION_SIZE - 1).no_huge);
+	__free_pages(page, 0);
+
+	unsigned int order = MAX_PAGE_ORDER + 1;
+	struct page *big = alloc_pages(GFP_KERNEL, order);
+	CHECK(big != NULL);
+	if (!big)
+		return;
+	CHECK(vma_of(page_region(big)).no_huge);
+	CHECK(!vma_of(page_address(big)).no_huge);
+	__free_pages(big, order);
 }
 
 static void tails_find_their_head(void)
@@ -167,6 +211,7 @@ int main(void)
 	RUN(lookups_before_any_allocation);
 	RUN(section_header_and_lookups);
 	RUN(section_table_is_its_own_mapping);
+	RUN(regions_without_huge_pages);
 	RUN(tails_find_their_head);
 	RUN(large_region_spans_slots);
 	CHECK_EQ(page_alloc_validate(), 0);
