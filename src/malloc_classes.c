@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "options.h"
 #include "report.h"
 
 uint8_t malloc_class_index[MALLOC_MAX_CLASS_SIZE / 8];
@@ -54,6 +55,36 @@ static unsigned int class_size(unsigned int i, unsigned int *slab_order)
 static bool classes_ok;
 
 /*
+ * A process starts with kmalloc's classes only, and a kmalloc class is split
+ * into the finer classes under it once its slabs hold more than
+ * slub_malloc_split pages.  A class costs a slab page or more however few
+ * objects it has: a small process (bash, git) asks for two dozen sizes a few
+ * times each, and fine classes cost it some 40 KiB, a tenth of its heap.  A
+ * kmalloc class wastes a quarter of what it holds on spread sizes (and half
+ * on sqlite's 4104-byte entries): that pays for fine classes only once the
+ * class holds enough.  The split is one way; objects already allocated stay
+ * where they are.
+ */
+static const unsigned short kmalloc_split_sizes[] = {
+	8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192,
+};
+#define NR_SPLIT_SIZES (sizeof(kmalloc_split_sizes) / sizeof(kmalloc_split_sizes[0]))
+
+static uint8_t fine_class_index[MALLOC_MAX_CLASS_SIZE / 8];	/* the index once split */
+static uint8_t split_class[NR_SPLIT_SIZES];	/* class of each kmalloc size */
+static unsigned int split_done;			/* bit k: kmalloc_split_sizes[k] is split */
+static unsigned long split_pages;		/* slub_malloc_split, read once */
+
+/* The kmalloc class at or above fine class @i: its position in kmalloc_split_sizes. */
+static int split_position(unsigned int size)
+{
+	for (unsigned int k = 0; k < NR_SPLIT_SIZES; k++)
+		if (kmalloc_split_sizes[k] >= size)
+			return (int)k;
+	return -1;
+}
+
+/*
  * The index only: each class's cache is made at its first allocation
  * (malloc_class_make), so a process that never asks for 3264 bytes keeps
  * no cache, CPU slot or slab for it.  Making all of them at start-up cost
@@ -65,11 +96,45 @@ static void make_index(void)
 	if (!slab_ensure_init())
 		return;		/* every small malloc fails with ENOMEM */
 	static_assert(NR_MALLOC_CLASSES > 45, "class table too small");
+	static_assert(NR_SPLIT_SIZES <= 8 * sizeof(split_done), "split bits");
 	size_t b = 0;
-	for (i = 1; (size = class_size(i, &order)); i++)
+	for (i = 1; (size = class_size(i, &order)); i++) {
+		int k = split_position(size);
+		if (k >= 0 && kmalloc_split_sizes[k] == size)
+			split_class[k] = (uint8_t)i;
 		for (; b < size / 8; b++)	/* sizes b*8+1 .. b*8+8 */
-			__atomic_store_n(&malloc_class_index[b], (uint8_t)i, __ATOMIC_RELEASE);
+			fine_class_index[b] = (uint8_t)i;
+	}
+	pthread_mutex_lock(&options_lock);
+	split_pages = (unsigned long)slub_opt(malloc_split);
+	pthread_mutex_unlock(&options_lock);
+	for (b = 0; b < MALLOC_MAX_CLASS_SIZE / 8; b++) {
+		uint8_t c = fine_class_index[b];
+		int k = split_position(class_size(c, &order));
+		if (split_pages && k >= 0 && split_class[k])
+			c = split_class[k];	/* the kmalloc class over it, until split */
+		__atomic_store_n(&malloc_class_index[b], c, __ATOMIC_RELEASE);
+	}
 	classes_ok = true;
+}
+
+void slub_malloc_slab_grown(struct kmem_cache *s, unsigned long total_pages)
+{
+	if (total_pages <= split_pages || !classes_ok)
+		return;
+	int k = split_position(s->object_size);
+	if (k < 0 || kmalloc_split_sizes[k] != s->object_size)
+		return;
+	unsigned int bit = 1u << k;
+	if ((__atomic_load_n(&split_done, __ATOMIC_RELAXED) & bit) ||
+	    __atomic_load_n(&malloc_class_cache[split_class[k]], __ATOMIC_RELAXED) != s)
+		return;
+	if (__atomic_fetch_or(&split_done, bit, __ATOMIC_RELAXED) & bit)
+		return;
+	/* Readers see the old class or the new one: both hold the sizes. */
+	unsigned int from = k ? kmalloc_split_sizes[k - 1] / 8 : 0;
+	for (unsigned int b = from; b < kmalloc_split_sizes[k] / 8u; b++)
+		__atomic_store_n(&malloc_class_index[b], fine_class_index[b], __ATOMIC_RELEASE);
 }
 
 static struct kmem_cache *create_class(unsigned int i)

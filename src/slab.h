@@ -405,6 +405,13 @@ static inline uintptr_t rseq_abi(void)
  * stray number then shares a slot, which is correct, only less local.
  * The answer is remembered as this thread's hint for the CAS fast paths.
  */
+/*
+ * A SLAB_KMALLOC cache has @total_pages in slabs after a new one; the malloc
+ * library decides from it when to split a kmalloc class (malloc_classes.c).
+ * Weak: nothing in libslub.so.
+ */
+__hidden void slub_malloc_slab_grown(struct kmem_cache *s, unsigned long total_pages);
+
 extern __hidden __thread unsigned int slab_cpu_hint __attribute__((tls_model("initial-exec")));
 
 static inline unsigned int this_cpu_slot(const struct kmem_cache *s)

@@ -177,9 +177,18 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	struct kmem_cache_node *n = get_node(s);
 	__atomic_add_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
-	atomic_max_ulong(&n->peak_pages, __atomic_add_fetch(&n->total_pages, 1UL << oo_order(oo),
-							    __ATOMIC_RELAXED));
+	unsigned long pages = __atomic_add_fetch(&n->total_pages, 1UL << oo_order(oo),
+						 __ATOMIC_RELAXED);
+	atomic_max_ulong(&n->peak_pages, pages);
+	if (s->flags & SLAB_KMALLOC)
+		slub_malloc_slab_grown(s, pages);
 	return slab;
+}
+
+__attribute__((weak)) void slub_malloc_slab_grown(struct kmem_cache *s, unsigned long total_pages)
+{
+	(void)s;
+	(void)total_pages;
 }
 
 static void discard_slab(struct kmem_cache *s, struct slab *slab)

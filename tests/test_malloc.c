@@ -65,8 +65,34 @@ static unsigned int slab_objects(void *p)
 	return ((union slab_counters){ .counters = slab_of(p)->counters }).objects;
 }
 
+/*
+ * Allocate @size until it gets the finer class @fine: its kmalloc class
+ * splits once its slabs hold more than slub_malloc_split pages.
+ */
+static void split_kmalloc_class(size_t size, size_t fine)
+{
+	enum { MAX_HELD = 4096 };
+	static void *held[MAX_HELD];
+	int n = 0;
+	while (n < MAX_HELD) {
+		void *p = malloc(OPAQUE(size));
+		if (malloc_usable_size(p) == fine) {
+			free(p);
+			break;
+		}
+		held[n++] = p;
+	}
+	CHECK(n < MAX_HELD);
+	while (n)
+		free(held[--n]);
+}
+
 static void we_are_the_allocator(void)
 {
+	split_kmalloc_class(100, 112);
+	split_kmalloc_class(4300, 4368);
+	split_kmalloc_class(6600, 7280);
+	split_kmalloc_class(2100, 2176);
 	/* malloc and kmalloc are one allocator: ksize() knows malloc's objects. */
 	void *p = malloc(100);
 	CHECK_EQ(ksize(p), 112);	/* malloc's classes: 16-byte steps up to 128 */
@@ -418,16 +444,19 @@ static int one_class(void)
 /*
  * A class's cache is made at its first allocation, not at start-up: the
  * child above asked for 3000 bytes only, so besides kmalloc's caches (made
- * at start-up, as in the kernel) it made malloc-3264 and no other class.
- * The kmem_cache row counts the caches made (45 when all were made up front).
+ * at start-up, as in the kernel) it made malloc-3264 and no other class
+ * when classes are split at once (slub_malloc_split=0), and none at all by
+ * default: 3000 bytes go to kmalloc-4k until it holds 16 pages.  The
+ * kmem_cache row counts the caches made (45 when all were made up front).
  */
-static void classes_made_at_first_use(void)
+static void one_class_child_made(const char *split, bool want_malloc_3264)
 {
 	char path[] = "/tmp/test_malloc-stats-XXXXXX";
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
 	char cmd[4300];
-	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS=slub_exit_stats=%s %s --one-class", path, self);
+	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS='slub_exit_stats=%s %s' %s --one-class", path,
+		 split, self);
 	CHECK_EQ(system(cmd), 0);
 	char table[16384];
 	ssize_t n = read(fd, table, sizeof(table) - 1);
@@ -439,10 +468,53 @@ static void classes_made_at_first_use(void)
 		return;
 	}
 	table[n] = 0;
-	CHECK(strstr(table, "\nmalloc-3264 ") != NULL);
+	CHECK((strstr(table, "\nmalloc-3264 ") != NULL) == want_malloc_3264);
+	CHECK(strstr(table, "\nmalloc-") == NULL || want_malloc_3264);
 	const char *row = strstr(table, "\nkmem_cache ");
 	unsigned long caches = row ? strtoul(row + strlen("\nkmem_cache "), NULL, 10) : 0;
-	CHECK_EQ(caches, 13 + 1);	/* kmalloc-8 .. kmalloc-8k, malloc-3264 (the boot cache is static) */
+	/* kmalloc-8 .. kmalloc-8k (the boot cache is static), malloc-3264 if made */
+	CHECK_EQ(caches, 13 + want_malloc_3264);
+}
+
+static void classes_made_at_first_use(void)
+{
+	one_class_child_made("slub_malloc_split=0", true);
+	one_class_child_made("", false);
+}
+
+/*
+ * A fresh process (argv "--split"): 40 bytes go to kmalloc-64 until its
+ * slabs hold more than slub_malloc_split pages (16), then to malloc-48;
+ * 200 bytes still go to kmalloc-256, which is not full.  What was allocated
+ * before the split stays where it is and is freed from there.
+ */
+#define SPLIT_OBJECTS 2000	/* 125 KiB of kmalloc-64: past 16 pages */
+static int split_child(void)
+{
+	static void *early[SPLIT_OBJECTS];
+	void *first = malloc(OPAQUE(40));
+	if (malloc_usable_size(first) != 64)
+		return 10;
+	for (int i = 0; i < SPLIT_OBJECTS; i++)
+		early[i] = malloc(OPAQUE(40));
+	void *after = malloc(OPAQUE(40));
+	void *other = malloc(OPAQUE(200));
+	int rc = malloc_usable_size(after) != 48 ? 11 :
+		 malloc_usable_size(other) != 256 ? 12 :
+		 malloc_usable_size(early[SPLIT_OBJECTS / 2]) != 64 ? 13 : 0;
+	for (int i = 0; i < SPLIT_OBJECTS; i++)
+		free(early[i]);
+	free(first);
+	free(after);
+	free(other);
+	return rc;
+}
+
+static void kmalloc_classes_split_when_full(void)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS= %s --split", self);
+	CHECK_EQ(system(cmd), 0);
 }
 
 static void calloc_zeroes_and_overflow(void)
@@ -723,6 +795,8 @@ int main(int argc, char **argv)
 		return decay_thread_child(atoi(argv[2]) != 0);
 	if (argc > 1 && !strcmp(argv[1], "--one-class"))
 		return one_class();
+	if (argc > 1 && !strcmp(argv[1], "--split"))
+		return split_child();
 	if (argc > 1 && !strcmp(argv[1], "--fork-with-allocating-handler"))
 		return fork_with_allocating_handler();
 	self = argv[0];
@@ -735,6 +809,7 @@ int main(int argc, char **argv)
 	RUN(big_callocs_stay_unresident);
 	RUN(decay_thread_gives_back_while_idle);
 	RUN(classes_made_at_first_use);
+	RUN(kmalloc_classes_split_when_full);
 	RUN(calloc_zeroes_and_overflow);
 	RUN(memalign_family);
 	RUN(bad_pointers_are_reported);
