@@ -55,18 +55,21 @@ static unsigned int class_size(unsigned int i, unsigned int *slab_order)
 static bool classes_ok;
 
 /*
- * A process starts with kmalloc's classes only, and a kmalloc class is split
- * into the finer classes under it once its slabs hold more than
- * slub_malloc_split pages.  A class costs a slab page or more however few
- * objects it has: a small process (bash, git) asks for two dozen sizes a few
- * times each, and fine classes cost it some 40 KiB, a tenth of its heap.  A
- * kmalloc class wastes a quarter of what it holds on spread sizes (and half
- * on sqlite's 4104-byte entries): that pays for fine classes only once the
- * class holds enough.  The split is one way; objects already allocated stay
- * where they are.
+ * A process starts with kmalloc's classes only, up to 4 KiB, and a kmalloc
+ * class is split into the finer classes under it once its slabs hold more
+ * than slub_malloc_split pages.  A class costs a slab page or more however
+ * few objects it has: a small process (bash, git) asks for two dozen sizes
+ * a few times each, and fine classes cost it some 40 KiB, a tenth of its
+ * heap.  A kmalloc class wastes a quarter of what it holds on spread sizes:
+ * that pays for fine classes only once the class holds enough.  The split
+ * is one way; objects already allocated stay where they are.  Sizes above
+ * 4 KiB have their fine classes from the start: kmalloc-8k wastes up to
+ * half of each object (sqlite's 4104-byte entries), and its 32 KiB slabs,
+ * left behind by a split, sat among sqlite's buffers: its peak RSS was
+ * 0.6 MB higher.
  */
 static const unsigned short kmalloc_split_sizes[] = {
-	8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096, 8192,
+	8, 16, 32, 64, 96, 128, 192, 256, 512, 1024, 2048, 4096,
 };
 #define NR_SPLIT_SIZES (sizeof(kmalloc_split_sizes) / sizeof(kmalloc_split_sizes[0]))
 

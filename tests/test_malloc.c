@@ -485,7 +485,8 @@ static void classes_made_at_first_use(void)
 /*
  * A fresh process (argv "--split"): 40 bytes go to kmalloc-64 until its
  * slabs hold more than slub_malloc_split pages (16), then to malloc-48;
- * 200 bytes still go to kmalloc-256, which is not full.  What was allocated
+ * 200 bytes still go to kmalloc-256, which is not full; 5000 bytes go to
+ * malloc-5040 (65536 / 13) from the start.  What was allocated
  * before the split stays where it is and is freed from there.
  */
 #define SPLIT_OBJECTS 2000	/* 125 KiB of kmalloc-64: past 16 pages */
@@ -499,9 +500,12 @@ static int split_child(void)
 		early[i] = malloc(OPAQUE(40));
 	void *after = malloc(OPAQUE(40));
 	void *other = malloc(OPAQUE(200));
+	void *big = malloc(OPAQUE(5000));	/* above 4 KiB: fine classes from the start */
 	int rc = malloc_usable_size(after) != 48 ? 11 :
 		 malloc_usable_size(other) != 256 ? 12 :
-		 malloc_usable_size(early[SPLIT_OBJECTS / 2]) != 64 ? 13 : 0;
+		 malloc_usable_size(early[SPLIT_OBJECTS / 2]) != 64 ? 13 :
+		 malloc_usable_size(big) != 5040 ? 14 : 0;
+	free(big);
 	for (int i = 0; i < SPLIT_OBJECTS; i++)
 		free(early[i]);
 	free(first);
