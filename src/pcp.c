@@ -22,15 +22,17 @@ struct per_cpu_pages {
 /*
  * Zero-initialised and backed lazily by the OS: a CPU that never allocates
  * costs no memory.  A zero pthread mutex is an unlocked default mutex.
+ * By CPU first: the lists of the first CPUs, which every process uses,
+ * share a page (by zone first, each zone's CPU 0 touched a page of its own).
  */
-static struct per_cpu_pages pcp_sets[MAX_NUMNODES][MAX_NR_ZONES][SLUB_MAX_CPUS];
+static struct per_cpu_pages pcp_sets[SLUB_MAX_CPUS][MAX_NUMNODES][MAX_NR_ZONES];
 
 /* Every this many frees a CPU's list looks whether the zone's decay is due. */
 #define PCP_DECAY_EVERY 64
 
 static struct per_cpu_pages *pcp_of(struct zone *z, unsigned int cpu)
 {
-	return &pcp_sets[z->node][z->type][cpu];
+	return &pcp_sets[cpu][z->node][z->type];
 }
 
 static void pcp_prepare(struct per_cpu_pages *pcp)
