@@ -78,7 +78,7 @@ static uint8_t split_class[NR_SPLIT_SIZES];	/* class of each kmalloc size */
 static unsigned int split_done;			/* bit k: kmalloc_split_sizes[k] is split */
 static unsigned long split_pages;		/* slub_malloc_split, read once */
 
-/* The kmalloc class at or above fine class @i: its position in kmalloc_split_sizes. */
+/* The smallest kmalloc class holding @size: its position in kmalloc_split_sizes, or -1. */
 static int split_position(unsigned int size)
 {
 	for (unsigned int k = 0; k < NR_SPLIT_SIZES; k++)
@@ -118,12 +118,14 @@ static void make_index(void)
 			c = split_class[k];	/* the kmalloc class over it, until split */
 		__atomic_store_n(&malloc_class_index[b], c, __ATOMIC_RELEASE);
 	}
-	classes_ok = true;
+	/* Release: a hook that sees it sees the tables and split_pages too. */
+	__atomic_store_n(&classes_ok, true, __ATOMIC_RELEASE);
 }
 
 void slub_malloc_slab_grown(struct kmem_cache *s, unsigned long total_pages)
 {
-	if (total_pages <= split_pages || !classes_ok)
+	/* kmalloc callers reach here without make_index's pthread_once. */
+	if (!__atomic_load_n(&classes_ok, __ATOMIC_ACQUIRE) || total_pages <= split_pages)
 		return;
 	int k = split_position(s->object_size);
 	if (k < 0 || kmalloc_split_sizes[k] != s->object_size)
@@ -161,7 +163,8 @@ struct kmem_cache *malloc_class_make(size_t size)
 	pthread_once(&once, make_index);
 	if (!classes_ok)
 		return NULL;
-	unsigned int i = malloc_class_index[(size - 1) / 8];
+	/* A split may rewrite the byte now: either class holds @size. */
+	unsigned int i = __atomic_load_n(&malloc_class_index[(size - 1) / 8], __ATOMIC_RELAXED);
 	struct kmem_cache *s = __atomic_load_n(&malloc_class_cache[i], __ATOMIC_ACQUIRE);
 	if (s)
 		return s;

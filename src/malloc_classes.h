@@ -9,7 +9,7 @@
  * spread sizes, and some programs ask for one size a lot (sqlite's page
  * cache entries are just over 4 KiB: kmalloc-8k would double them).
  * Up to 4 KiB a process starts with the kmalloc classes only and splits
- * each into the finer ones under it once it holds slub_malloc_split pages
+ * each into the finer ones under it once it holds more than slub_malloc_split pages
  * (a class costs a slab page however few objects it has).
  * The classes are in malloc_classes.c.  Each
  * class is an ordinary SLUB cache; where a kmalloc cache has the class's

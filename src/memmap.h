@@ -163,8 +163,12 @@ extern __hidden uint32_t *memmap_section_table;
 
 static inline const uint32_t *memmap_table(void)
 {
-	/* Acquire: the entries were zero when the pointer was published. */
-	return __atomic_load_n(&memmap_section_table, __ATOMIC_ACQUIRE);
+	/*
+	 * Relaxed: the table is fresh zero pages from mmap, and each entry is
+	 * stored with release, so nothing else needs ordering (and aarch64
+	 * keeps a plain load on every free).
+	 */
+	return __atomic_load_n(&memmap_section_table, __ATOMIC_RELAXED);
 }
 
 static inline uint32_t memmap_slot(uintptr_t addr)

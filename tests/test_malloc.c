@@ -89,9 +89,8 @@ static void split_kmalloc_class(size_t size, size_t fine)
 
 static void we_are_the_allocator(void)
 {
+	/* Up to 4 KiB: above, the fine classes are there from the start. */
 	split_kmalloc_class(100, 112);
-	split_kmalloc_class(4300, 4368);
-	split_kmalloc_class(6600, 7280);
 	split_kmalloc_class(2100, 2176);
 	/* malloc and kmalloc are one allocator: ksize() knows malloc's objects. */
 	void *p = malloc(100);
@@ -489,27 +488,41 @@ static void classes_made_at_first_use(void)
  * malloc-5040 (65536 / 13) from the start.  What was allocated
  * before the split stays where it is and is freed from there.
  */
-#define SPLIT_OBJECTS 2000	/* 125 KiB of kmalloc-64: past 16 pages */
+#define SPLIT_OBJECTS 4000	/* 250 KiB of kmalloc-64: well past 16 pages */
 static int split_child(void)
 {
 	static void *early[SPLIT_OBJECTS];
 	void *first = malloc(OPAQUE(40));
 	if (malloc_usable_size(first) != 64)
 		return 10;
-	for (int i = 0; i < SPLIT_OBJECTS; i++)
+	/*
+	 * Where the split comes depends on how full each CPU's slab was when
+	 * the thread moved, so find it: 64 bytes up to some object, 48 after.
+	 */
+	int split_at = -1, wrong = 0;
+	for (int i = 0; i < SPLIT_OBJECTS; i++) {
 		early[i] = malloc(OPAQUE(40));
-	void *after = malloc(OPAQUE(40));
+		size_t usable = malloc_usable_size(early[i]);
+		if (split_at < 0 && usable == 48)
+			split_at = i;
+		wrong += usable != (split_at < 0 ? 64u : 48u);
+	}
 	void *other = malloc(OPAQUE(200));
 	void *big = malloc(OPAQUE(5000));	/* above 4 KiB: fine classes from the start */
-	int rc = malloc_usable_size(after) != 48 ? 11 :
-		 malloc_usable_size(other) != 256 ? 12 :
-		 malloc_usable_size(early[SPLIT_OBJECTS / 2]) != 64 ? 13 :
+	/*
+	 * At the slab that takes kmalloc-64 past 16 pages (order-1 slabs of 128
+	 * objects: the ninth).  Fewer than 1024 objects when a CPU's slab was
+	 * left part used, never a quarter of that; never twice that.
+	 */
+	int rc = split_at < 256 || split_at > 2048 ? 11 : wrong ? 12 :
+		 malloc_usable_size(other) != 256 ? 13 :
 		 malloc_usable_size(big) != 5040 ? 14 : 0;
+	if (rc)
+		fprintf(stderr, "split child: split at object %d, %d sizes out of order\n", split_at, wrong);
 	free(big);
 	for (int i = 0; i < SPLIT_OBJECTS; i++)
 		free(early[i]);
 	free(first);
-	free(after);
 	free(other);
 	return rc;
 }
