@@ -317,11 +317,7 @@ static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
 					     uintptr_t *slab_start)
 {
 	uintptr_t a = (uintptr_t)p;
-	uintptr_t index = a >> SECTION_SHIFT;
-	const uint32_t *table = memmap_table();
-	if (unlikely(index >= NR_SECTION_SLOTS || !table))
-		return NULL;
-	int32_t slot = (int32_t)READ_ONCE(table[index]);
+	int32_t slot = (int32_t)memmap_slot(a);
 	if (unlikely(slot <= 0))
 		return NULL;
 	uintptr_t base = (uintptr_t)slot << SECTION_SHIFT;
@@ -400,18 +396,18 @@ static inline uintptr_t rseq_abi(void)
 }
 
 /*
- * The slot index for the CPU we run on.  CPU numbers are below the count
- * of possible CPUs, unless that count came from a fallback (no sysfs); a
- * stray number then shares a slot, which is correct, only less local.
- * The answer is remembered as this thread's hint for the CAS fast paths.
- */
-/*
  * A SLAB_KMALLOC cache has @total_pages in slabs after a new one; the malloc
  * library decides from it when to split a kmalloc class (malloc_classes.c).
  * Weak: nothing in libslub.so.
  */
 __hidden void slub_malloc_slab_grown(struct kmem_cache *s, unsigned long total_pages);
 
+/*
+ * The slot index for the CPU we run on.  CPU numbers are below the count
+ * of possible CPUs, unless that count came from a fallback (no sysfs); a
+ * stray number then shares a slot, which is correct, only less local.
+ * The answer is remembered as this thread's hint for the CAS fast paths.
+ */
 extern __hidden __thread unsigned int slab_cpu_hint __attribute__((tls_model("initial-exec")));
 
 static inline unsigned int this_cpu_slot(const struct kmem_cache *s)
