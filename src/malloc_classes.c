@@ -111,12 +111,16 @@ static void make_index(void)
 	pthread_mutex_lock(&options_lock);
 	split_pages = (unsigned long)slub_opt(malloc_split);
 	pthread_mutex_unlock(&options_lock);
+	/* Each fine class's start-up class, found once per class, not per byte. */
+	uint8_t fine = 0, start_class = 0;
 	for (b = 0; b < MALLOC_MAX_CLASS_SIZE / 8; b++) {
-		uint8_t c = fine_class_index[b];
-		int k = split_position(class_size(c, &order));
-		if (split_pages && k >= 0 && split_class[k])
-			c = split_class[k];	/* the kmalloc class over it, until split */
-		__atomic_store_n(&malloc_class_index[b], c, __ATOMIC_RELEASE);
+		if (fine_class_index[b] != fine) {
+			fine = start_class = fine_class_index[b];
+			int k = split_position(class_size(fine, &order));
+			if (split_pages && k >= 0 && split_class[k])
+				start_class = split_class[k];	/* the kmalloc class over it, until split */
+		}
+		__atomic_store_n(&malloc_class_index[b], start_class, __ATOMIC_RELEASE);
 	}
 	/* Release: a hook that sees it sees the tables and split_pages too. */
 	__atomic_store_n(&classes_ok, true, __ATOMIC_RELEASE);
