@@ -6,6 +6,8 @@
 #ifndef SLUB_TEST_CHECK_H
 #define SLUB_TEST_CHECK_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +80,44 @@ static inline long rss_bytes(void)
 		resident = -1;
 	fclose(f);
 	return resident * sysconf(_SC_PAGESIZE);
+}
+
+/* The /proc/self/smaps entry of the mapping holding an address. */
+struct smaps_vma {
+	bool found, anonymous, no_huge;	/* no_huge: VmFlags "nh" */
+	unsigned long lo, hi;
+	long rss_kb;
+};
+
+static inline struct smaps_vma smaps_vma_of(const void *addr)
+{
+	struct smaps_vma v = { .rss_kb = -1 };
+	uintptr_t a = (uintptr_t)addr;
+	char line[512];
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return v;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char path[256] = "";
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &lo, &hi, path) >= 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = a >= lo && a < hi;
+			if (in) {
+				v.found = true;
+				v.lo = lo;
+				v.hi = hi;
+				v.anonymous = path[0] == 0;
+			}
+		} else if (in) {
+			sscanf(line, "Rss: %ld kB", &v.rss_kb);
+			if (strncmp(line, "VmFlags:", 8) == 0)
+				v.no_huge = strstr(line, " nh") != NULL;
+		}
+	}
+	fclose(f);
+	return v;
 }
 
 /* Sanitizer builds run shorter stress loops. */

@@ -63,42 +63,6 @@ static void section_header_and_lookups(void)
 	__free_pages(page, 0);
 }
 
-/* The smaps entry of the mapping holding @addr: its bounds, whether it is anonymous and "nh". */
-struct vma_info {
-	bool found, anonymous, no_huge;
-	unsigned long lo, hi;
-};
-
-static struct vma_info vma_of(const void *addr)
-{
-	struct vma_info v = { 0 };
-	uintptr_t t = (uintptr_t)addr;
-	FILE *f = fopen("/proc/self/smaps", "r");
-	CHECK(f != NULL);
-	char line[512];
-	bool in_vma = false;
-	while (f && fgets(line, sizeof line, f)) {
-		unsigned long a, b;
-		char path[256] = "";
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &a, &b, path) >= 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
-			in_vma = t >= a && t < b;
-			if (in_vma) {
-				v.found = true;
-				v.lo = a;
-				v.hi = b;
-				v.anonymous = path[0] == 0;
-			}
-			continue;
-		}
-		if (in_vma && strncmp(line, "VmFlags:", 8) == 0)
-			v.no_huge = strstr(line, " nh") != NULL;
-	}
-	if (f)
-		fclose(f);
-	return v;
-}
-
 /* MADV_NOHUGEPAGE exists only where the kernel has THP. */
 static bool have_thp(void)
 {
@@ -116,7 +80,7 @@ static void section_table_is_its_own_mapping(void)
 	CHECK(page != NULL);
 	const uint32_t *table = memmap_table();
 	CHECK(table != NULL);
-	struct vma_info v = vma_of(table);
+	struct smaps_vma v = smaps_vma_of(table);
 	CHECK(v.found && v.anonymous);
 	CHECK(v.lo == (uintptr_t)table && v.hi - v.lo >= NR_SECTION_SLOTS * sizeof(uint32_t));
 	if (have_thp())
@@ -136,9 +100,9 @@ static void regions_without_huge_pages(void)
 	struct page *page = alloc_pages(GFP_KERNEL, 0);
 	CHECK(page != NULL);
 	struct mem_region *r = page_region(page);
-	CHECK(vma_of(r).no_huge);
-	CHECK(vma_of(page_address(page)).no_huge);
-	CHECK(vma_of((char *)r + SECTION_SIZE - 1).no_huge);
+	CHECK(smaps_vma_of(r).no_huge);
+	CHECK(smaps_vma_of(page_address(page)).no_huge);
+	CHECK(smaps_vma_of((char *)r + SECTION_SIZE - 1).no_huge);
 	__free_pages(page, 0);
 
 	unsigned int order = MAX_PAGE_ORDER + 1;
@@ -146,8 +110,8 @@ static void regions_without_huge_pages(void)
 	CHECK(big != NULL);
 	if (!big)
 		return;
-	CHECK(vma_of(page_region(big)).no_huge);
-	CHECK(!vma_of(page_address(big)).no_huge);
+	CHECK(smaps_vma_of(page_region(big)).no_huge);
+	CHECK(!smaps_vma_of(page_address(big)).no_huge);
 	__free_pages(big, order);
 }
 

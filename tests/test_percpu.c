@@ -66,26 +66,6 @@ static void freed_slot_comes_back_zero(void)
 	pcpu_slot_free(b, cpus);
 }
 
-/* Resident KiB of the mapping holding @addr, from /proc/self/smaps. */
-static long mapping_rss_kb(const void *addr)
-{
-	char line[256];
-	long rss = -1;
-	bool in = false;
-	FILE *f = fopen("/proc/self/smaps", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
-			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
-		else if (in && sscanf(line, "Rss: %ld kB", &rss) == 1)
-			break;
-	}
-	fclose(f);
-	return rss;
-}
-
 static void untouched_units_unbacked(void)
 {
 	unsigned int cpus = os_possible_cpus();
@@ -95,7 +75,7 @@ static void untouched_units_unbacked(void)
 	for (int i = 0; i < (int)PCPU_SLOTS_PER_CHUNK - 1; i++)
 		pcpu_slot_free(slots[i], cpus);
 	/* Written: the header's page.  Zeroing every copy would back every unit. */
-	long rss = mapping_rss_kb(slots[0]);
+	long rss = smaps_vma_of(slots[0]).rss_kb;
 	CHECK(rss >= 4);
 	CHECK(rss <= 8);
 	if (rss > 8)
