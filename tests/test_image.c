@@ -8,6 +8,10 @@
  *     maps depends on that offset.
  *   - no thread-local variable is reached through __tls_get_addr (a
  *     DTPMOD64 relocation): the fast paths without rseq read one per call.
+ *   - no call or address of a function the library defines goes through
+ *     the PLT or GOT (a relocation naming a defined symbol): realloc's own
+ *     malloc and free would be seen, and counted, by whoever is loaded
+ *     before us.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -49,23 +53,42 @@ static void check_image(const char *path)
 	CHECK(hi > lo);
 	CHECK(hi - lo < TWO_MIB);
 
-	unsigned dtpmod = 0;
+	unsigned dtpmod = 0, self_bound = 0;
 	const Elf64_Shdr *sh = (const Elf64_Shdr *)(file + eh->e_shoff);
 	for (int i = 0; i < eh->e_shnum; i++) {
 		if (sh[i].sh_type != SHT_RELA)
 			continue;
 		const Elf64_Rela *rela = (const Elf64_Rela *)(file + sh[i].sh_offset);
+		const Elf64_Sym *syms = sh[i].sh_link ?
+			(const Elf64_Sym *)(file + sh[sh[i].sh_link].sh_offset) : NULL;
+		const char *names = sh[i].sh_link ?
+			(const char *)(file + sh[sh[sh[i].sh_link].sh_link].sh_offset) : NULL;
 		for (uint64_t k = 0; k < sh[i].sh_size / sizeof(*rela); k++) {
+			unsigned type = (unsigned)ELF64_R_TYPE(rela[k].r_info);
+			const Elf64_Sym *sym = ELF64_R_SYM(rela[k].r_info) && syms ?
+				&syms[ELF64_R_SYM(rela[k].r_info)] : NULL;
 #if defined(__x86_64__)
-			dtpmod += ELF64_R_TYPE(rela[k].r_info) == R_X86_64_DTPMOD64;
+			dtpmod += type == R_X86_64_DTPMOD64;
+			bool call = type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT;
 #elif defined(__aarch64__)
-			dtpmod += ELF64_R_TYPE(rela[k].r_info) == R_AARCH64_TLSDESC;
+			dtpmod += type == R_AARCH64_TLSDESC;
+			bool call = type == R_AARCH64_JUMP_SLOT || type == R_AARCH64_GLOB_DAT;
+#else
+			bool call = false;
 #endif
+			if (call && sym && sym->st_shndx != SHN_UNDEF &&
+			    ELF64_ST_TYPE(sym->st_info) == STT_FUNC) {
+				fprintf(stderr, "   %s: %s is called through the PLT\n", path,
+					names + sym->st_name);
+				self_bound++;
+			}
 		}
 	}
 	CHECK_EQ(dtpmod, 0);
-	fprintf(stderr, "   %s: image %lu KiB, %u dynamic TLS relocations\n", path,
-		(unsigned long)((hi - lo) >> 10), dtpmod);
+	CHECK_EQ(self_bound, 0);
+	fprintf(stderr, "   %s: image %lu KiB, %u dynamic TLS relocations, "
+		"%u own functions through the PLT\n", path,
+		(unsigned long)((hi - lo) >> 10), dtpmod, self_bound);
 	munmap((void *)file, (size_t)st.st_size);
 }
 
