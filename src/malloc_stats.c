@@ -111,9 +111,11 @@ MALLOC_API void malloc_stats(void)
 			 "max mmap regions = %10zu\nmax mmap bytes   = %10zu\n",
 			 m.arena, m.uordblks, m.arena + m.hblkhd, m.uordblks + m.hblkhd, m.hblks,
 			 m.hblkhd);
-	if (n > 0 && write(STDERR_FILENO, buf, (size_t)n) < 0)
-		return;
-	slab_write_cache_table(STDERR_FILENO);
+	int cancel = os_cancel_off();
+	bool written = n > 0 && write(STDERR_FILENO, buf, (size_t)n) >= 0;
+	os_cancel_restore(cancel);
+	if (written)
+		slab_write_cache_table(STDERR_FILENO);
 }
 
 MALLOC_API int malloc_info(int options, FILE *fp)

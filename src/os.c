@@ -202,6 +202,7 @@ unsigned int os_possible_cpus(void)
 		return n;
 	char buf[256];
 	/* open/read, never fopen: fopen allocates. */
+	int cancel = os_cancel_off();
 	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		ssize_t len = read(fd, buf, sizeof(buf) - 1);
@@ -211,6 +212,7 @@ unsigned int os_possible_cpus(void)
 			n = parse_cpu_list(buf);
 		}
 	}
+	os_cancel_restore(cancel);
 	if (!n) {
 		long c = get_nprocs_conf();
 		n = c > 0 ? (unsigned int)c : 1;

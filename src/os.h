@@ -154,6 +154,25 @@ static inline bool os_single_threaded(void)
 #endif
 }
 
+/*
+ * The allocator is no cancellation point (POSIX names no malloc function
+ * among them), so its own I/O (reports, sysfs, statistics) runs with
+ * cancellation off: a cancelled thread would otherwise unwind out of a
+ * write() in a report and leave the locks held around it taken for good.
+ */
+static inline int os_cancel_off(void)
+{
+	int old;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+static inline void os_cancel_restore(int old)
+{
+	int ignored;
+	pthread_setcancelstate(old, &ignored);
+}
+
 /* Take (@lock) or release @m: fork handlers do both with one walk. */
 static inline void os_mutex_hold(pthread_mutex_t *m, bool lock)
 {

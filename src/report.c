@@ -27,7 +27,9 @@ void report_init(void)
 	const char *path = slub_opt_str(report_file);
 	if (!path || !*path)
 		return;
+	int cancel = os_cancel_off();
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	os_cancel_restore(cancel);
 	if (fd < 0) {
 		slub_report("cannot open slub_report_file=%s (%s); reporting to stderr",
 			    path, strerror(errno));
@@ -38,6 +40,7 @@ void report_init(void)
 
 static void write_all(int fd, const char *buf, size_t len)
 {
+	int cancel = os_cancel_off();
 	while (len) {
 		ssize_t n = write(fd, buf, len);
 		if (n < 0 && errno == EINTR)
@@ -47,6 +50,7 @@ static void write_all(int fd, const char *buf, size_t len)
 		buf += n;
 		len -= (size_t)n;
 	}
+	os_cancel_restore(cancel);
 }
 
 void slub_vreport(bool count, const char *fmt, va_list ap)

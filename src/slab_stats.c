@@ -85,6 +85,7 @@ void slab_write_cache_table(int fd)
 {
 	struct table table, *t = &table;
 	char comm[64], mem[16];
+	int cancel = os_cancel_off();	/* as glibc's malloc_stats: no cancellation point */
 	t->len = 0;
 	t->bytes = t->active_bytes = t->peak_bytes = 0;
 	self_comm(comm, sizeof(comm));
@@ -117,6 +118,7 @@ void slab_write_cache_table(int fd)
 		p += n;
 		left -= (size_t)n;
 	}
+	os_cancel_restore(cancel);
 }
 
 static bool exit_stats_armed;

@@ -1,11 +1,13 @@
 /*
  * test_report.c - the report sink: one count per event, none per detail
  * line, the text as written, errno untouched, long lines cut cleanly, and
- * slub_report_file= sending everything to a file.
+ * slub_report_file= sending everything to a file, and no report a
+ * cancellation point.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/wait.h>
 
 #include <slub.h>
@@ -39,6 +41,35 @@ static void keeps_errno_and_cuts_long_lines(void)
 	size_t n = strlen(m);
 	CHECK(n > 100 && n < SLUB_REPORT_LINE);
 	CHECK(m[n - 1] == '\n');
+}
+
+/*
+ * A thread cancelled while it reports must come back from the report: the
+ * allocator is no cancellation point, and a report may be written with a
+ * slab or zone lock held.  The thread acts on the cancel only at
+ * pthread_testcancel(), after the report.
+ */
+static int reported_before_cancel;
+
+static void *report_with_cancel_pending(void *arg)
+{
+	(void)arg;
+	pthread_cancel(pthread_self());
+	slub_report("report with a cancel pending");
+	free_pages(0x1000, 0);	/* a report from inside the page allocator */
+	__atomic_store_n(&reported_before_cancel, 1, __ATOMIC_RELEASE);
+	pthread_testcancel();
+	return NULL;
+}
+
+static void reports_are_no_cancellation_points(void)
+{
+	pthread_t t;
+	CHECK_EQ(pthread_create(&t, NULL, report_with_cancel_pending, NULL), 0);
+	void *ret = NULL;
+	CHECK_EQ(pthread_join(t, &ret), 0);
+	CHECK(ret == PTHREAD_CANCELED);
+	CHECK_EQ(__atomic_load_n(&reported_before_cancel, __ATOMIC_ACQUIRE), 1);
 }
 
 static const char *self_path;
@@ -89,5 +120,6 @@ int main(int argc, char **argv)
 	RUN(counts_events_not_details);
 	RUN(keeps_errno_and_cuts_long_lines);
 	RUN(report_file_option);
+	RUN(reports_are_no_cancellation_points);
 	return check_done();
 }
