@@ -18,10 +18,15 @@
 #include "init.h"
 #include "report.h"
 
+#define X(id_, name_, type_, def_, min_, max_, help_) \
+	static char opt_str_##id_[type_ == OPT_STRING ? SLUB_OPTION_STR_MAX : 1];
+SLUB_OPTION_LIST(X)
+#undef X
+
 struct slub_option slub_options[NR_SLUB_OPTIONS] = {
 #define X(id_, name_, type_, def_, min_, max_, help_) \
 	[OPT_##id_] = { .name = name_, .type = type_, .def = def_, .min = min_, \
-			.max = max_, .help = help_, .value = def_ },
+			.max = max_, .help = help_, .value = def_, .str = opt_str_##id_ },
 	SLUB_OPTION_LIST(X)
 #undef X
 };
@@ -121,12 +126,12 @@ static bool apply_option(const char *key, size_t klen, const char *val,
 			    o->min, o->max, o->value);
 		return false;
 	case OPT_STRING:
-		if (val && *val && strlen(val) < sizeof(o->str)) {
+		if (val && *val && strlen(val) < SLUB_OPTION_STR_MAX) {
 			strcpy(o->str, val);
 			return true;
 		}
 		option_report("%s: option %s: expected a value of 1..%zu characters; ignored",
-			    origin, o->name, sizeof(o->str) - 1);
+			    origin, o->name, (size_t)SLUB_OPTION_STR_MAX - 1);
 		return false;
 	}
 	return false;
