@@ -12,6 +12,9 @@
  *     the PLT or GOT (a relocation naming a defined symbol): realloc's own
  *     malloc and free would be seen, and counted, by whoever is loaded
  *     before us.
+ *   - the largest variable of the bss (pcp_sets: 384 KiB, of which each
+ *     process touches the first CPUs' entries) comes last in it, so that
+ *     the small variables, which every process touches, share pages.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -23,6 +26,43 @@
 #include "check.h"
 
 #define TWO_MIB (2UL << 20)
+
+static void check_bss_order(const char *path, const unsigned char *file, const Elf64_Ehdr *eh)
+{
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(file + eh->e_shoff);
+	const char *shnames = (const char *)(file + sh[eh->e_shstrndx].sh_offset);
+	int bss = -1, symtab = -1;
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if (!strcmp(shnames + sh[i].sh_name, ".bss"))
+			bss = i;
+		if (sh[i].sh_type == SHT_SYMTAB)
+			symtab = i;
+	}
+	CHECK(bss >= 0);
+	if (bss < 0 || symtab < 0) {
+		fprintf(stderr, "   %s: no symbol table (stripped?): bss order not checked\n", path);
+		return;
+	}
+	const Elf64_Sym *sym = (const Elf64_Sym *)(file + sh[symtab].sh_offset);
+	const char *names = (const char *)(file + sh[sh[symtab].sh_link].sh_offset);
+	uint64_t n = sh[symtab].sh_size / sizeof(*sym);
+	const Elf64_Sym *largest = NULL, *last = NULL;
+	for (uint64_t k = 0; k < n; k++) {
+		if (sym[k].st_shndx != bss || ELF64_ST_TYPE(sym[k].st_info) != STT_OBJECT)
+			continue;
+		if (!largest || sym[k].st_size > largest->st_size)
+			largest = &sym[k];
+		if (!last || sym[k].st_value > last->st_value)
+			last = &sym[k];
+	}
+	CHECK(largest != NULL);
+	if (!largest)
+		return;
+	CHECK(largest == last);
+	fprintf(stderr, "   %s: largest bss variable %s (%lu KiB), last %s\n", path,
+		names + largest->st_name, (unsigned long)(largest->st_size >> 10),
+		names + last->st_name);
+}
 
 static void check_image(const char *path)
 {
@@ -86,6 +126,7 @@ static void check_image(const char *path)
 	}
 	CHECK_EQ(dtpmod, 0);
 	CHECK_EQ(self_bound, 0);
+	check_bss_order(path, file, eh);
 	fprintf(stderr, "   %s: image %lu KiB, %u dynamic TLS relocations, "
 		"%u own functions through the PLT\n", path,
 		(unsigned long)((hi - lo) >> 10), dtpmod, self_bound);
