@@ -70,6 +70,26 @@ void *os_reserve(size_t size, size_t align)
 		return reserve_raw(NULL, size, 0);
 	if (size + align < size)
 		return NULL;
+	/*
+	 * First where the kernel puts @size bytes, moved to the aligned start
+	 * just below (it hands out the top of a free gap, so what lies below
+	 * is most often free too) or just above: never more than @size of
+	 * address space at once, which a limit on it (RLIMIT_AS) counts.
+	 * Over-reserving, the fallback, needs @align more (a section: twice
+	 * its 64 MiB).
+	 */
+	char *probe = reserve_raw(NULL, size, 0);
+	if (!probe)
+		return NULL;
+	if (!((uintptr_t)probe & (align - 1)))
+		return probe;
+	slub_os.munmap(probe, size);
+	uintptr_t down = ALIGN_DOWN((uintptr_t)probe, align);
+	void *q = down ? os_reserve_at(down, size) : NULL;
+	if (!q)
+		q = os_reserve_at(ALIGN_UP((uintptr_t)probe, align), size);
+	if (q)
+		return q;
 	/* Over-reserve, then cut the unaligned head and tail off. */
 	char *p = reserve_raw(NULL, size + align, 0);
 	if (!p)

@@ -9,9 +9,12 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include <slub.h>
 #include "check.h"
+#include "memmap.h"
 #include "os.h"
 
 static sigjmp_buf fault_jmp;
@@ -73,6 +76,49 @@ static void reserve_at_a_fixed_place(void)
 	os_release(q, 4UL << 20);
 }
 
+/* The process's address space in bytes (VmSize). */
+static size_t vm_size(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	size_t kb = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %zu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb << 10;
+}
+
+/*
+ * An aligned reservation takes no more address space than its size, even
+ * for a moment: under a limit on it (ulimit -v) a 64 MiB section aligned
+ * to 64 MiB must not need 128 MiB.
+ */
+static void aligned_reservation_within_address_limit(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		size_t size = SECTION_SIZE;
+		struct rlimit lim = { vm_size() + size + (24UL << 20), RLIM_INFINITY };
+		if (setrlimit(RLIMIT_AS, &lim))
+			_exit(2);
+		for (int i = 0; i < 4; i++) {
+			char *p = os_reserve(size, size);
+			if (!p)
+				_exit(10 + i);
+			if ((uintptr_t)p & (size - 1))
+				_exit(20 + i);
+			os_release(p, size);
+		}
+		_exit(0);
+	}
+	int status;
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+}
+
 static void *failing_mmap(void *a, size_t l, int p, int f, int fd, off_t o)
 {
 	(void)a; (void)l; (void)p; (void)f; (void)fd; (void)o;
@@ -132,6 +178,7 @@ int main(void)
 	fprintf(stderr, "rseq area: %s\n", os_rseq_offset ? "in use" : "not available (sched_getcpu fallback)");
 	RUN(reserve_commit_decommit_release);
 	RUN(reserve_at_a_fixed_place);
+	RUN(aligned_reservation_within_address_limit);
 	RUN(ops_table_is_used);
 	RUN(cpus);
 	RUN(clock_moves);
