@@ -138,10 +138,22 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 		if (data_align > align)
 			align = data_align;
 	}
-	size_t size = (size_t)nr_slots << SECTION_SHIFT;
 	size_t map_bytes = (size_t)nr_slots * MEMMAP_PAGES_PER_SLOT * PAGE_SIZE;
 	size_t data_off = (size_t)first_page << PAGE_SHIFT;
 	size_t data_bytes = (size_t)nr_pages << PAGE_SHIFT;
+	/*
+	 * A section is its whole slot, and so is a large region, the rest of
+	 * its last slot being room to grow in place, unless the address space
+	 * is limited (ulimit -v): then it reserves its mem_map and data only,
+	 * or a 5 MiB block would count as 64 MiB, and grows where nothing else
+	 * was mapped since.  Whatever is mapped in the rest of its slot is no
+	 * block of ours to any lookup: the mem_map covers the whole slot and
+	 * those descriptors stay zero.  No other region of ours lands there:
+	 * regions start on slot boundaries, and this slot's is ours.
+	 */
+	size_t size = (size_t)nr_slots << SECTION_SHIFT;
+	if (kind == REGION_LARGE && os_address_space_limited())
+		size = data_off + data_bytes;
 	char *base;
 
 	memmap_lock();
@@ -158,8 +170,7 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 	}
 	/*
 	 * Commit the mem_map and the data, each in one call (a section: one
-	 * call for both, one VMA, never split per allocation).  The rest of a
-	 * large region stays reserved so nothing else lands in its slots.
+	 * call for both, one VMA, never split per allocation).
 	 */
 	if (kind == REGION_LARGE) {
 		/* A large block is one request: charged, as glibc's mmap of it would be. */

@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <time.h>
@@ -64,6 +65,8 @@ static void *reserve_raw(void *hint, size_t size, int flags)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+#define RESERVE_TRIES_BELOW 16
+
 void *os_reserve(size_t size, size_t align)
 {
 	if (align <= PAGE_SIZE)
@@ -71,12 +74,12 @@ void *os_reserve(size_t size, size_t align)
 	if (size + align < size)
 		return NULL;
 	/*
-	 * First where the kernel puts @size bytes, moved to the aligned start
-	 * just below (it hands out the top of a free gap, so what lies below
-	 * is most often free too) or just above: never more than @size of
-	 * address space at once, which a limit on it (RLIMIT_AS) counts.
-	 * Over-reserving, the fallback, needs @align more (a section: twice
-	 * its 64 MiB).
+	 * First where the kernel puts @size bytes, moved to an aligned start
+	 * at or below it (the kernel hands out the top of a free gap, and
+	 * mappings grow down, so below is most often free), or just above:
+	 * never more than @size of address space at once, which a limit on it
+	 * (RLIMIT_AS) counts.  Over-reserving, the fallback, needs @align more
+	 * (a section: twice its 64 MiB).
 	 */
 	char *probe = reserve_raw(NULL, size, 0);
 	if (!probe)
@@ -84,10 +87,15 @@ void *os_reserve(size_t size, size_t align)
 	if (!((uintptr_t)probe & (align - 1)))
 		return probe;
 	slub_os.munmap(probe, size);
-	uintptr_t down = ALIGN_DOWN((uintptr_t)probe, align);
-	void *q = down ? os_reserve_at(down, size) : NULL;
-	if (!q)
-		q = os_reserve_at(ALIGN_UP((uintptr_t)probe, align), size);
+	uintptr_t at = ALIGN_DOWN((uintptr_t)probe, align);
+	for (int tries = 0; tries < RESERVE_TRIES_BELOW && at >= align; tries++, at -= align) {
+		void *q = os_reserve_at(at, size);
+		if (q)
+			return q;
+		if (errno != EEXIST)
+			break;	/* the OS refused, not a mapping in the way */
+	}
+	void *q = os_reserve_at(ALIGN_UP((uintptr_t)probe, align), size);
 	if (q)
 		return q;
 	/* Over-reserve, then cut the unaligned head and tail off. */
@@ -142,6 +150,26 @@ int os_commit_charged(void *addr, size_t size)
 	void *p = slub_os.mmap(addr, size, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	return p == MAP_FAILED ? -errno : 0;
+}
+
+bool os_address_space_limited(void)
+{
+	struct rlimit lim;
+	return !getrlimit(RLIMIT_AS, &lim) && lim.rlim_cur != RLIM_INFINITY;
+}
+
+int os_map_charged_at(void *addr, size_t size)
+{
+	void *p = slub_os.mmap(addr, size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	if (p != addr) {
+		/* Kernels before 4.17 treat the flag as a mere hint. */
+		slub_os.munmap(p, size);
+		return -EEXIST;
+	}
+	return 0;
 }
 
 int os_decommit(void *addr, size_t size)

@@ -63,6 +63,11 @@ __hidden void os_no_huge_pages(void *addr, size_t size);
  */
 __hidden int os_commit_charged(void *addr, size_t size);
 /*
+ * The same on address space not reserved: maps [addr, addr + size) only if
+ * nothing is mapped there (-EEXIST otherwise).
+ */
+__hidden int os_map_charged_at(void *addr, size_t size);
+/*
  * Give the physical pages back; the range stays mapped and reads as zero.
  * MADV_DONTNEED, never MADV_FREE (that keeps old contents and RSS) and never
  * PROT_NONE (a racing reader of a stale free pointer must not fault).
@@ -78,6 +83,8 @@ __hidden int os_release(void *addr, size_t size);
 __hidden int os_move(void *old, size_t old_size, void *to, size_t new_size);
 /* Would the OS charge @size more bytes of private memory now?  (A mapping made and undone.) */
 __hidden bool os_can_commit(size_t size);
+/* Is the process's address space limited (RLIMIT_AS, ulimit -v)? */
+__hidden bool os_address_space_limited(void);
 /* Is every page of [addr, addr + size) mapped (by anyone)? */
 __hidden bool os_range_mapped(void *addr, size_t size);
 

@@ -1076,6 +1076,24 @@ static bool resize_buddy_extent(struct page *page, unsigned long nr, unsigned lo
 	return true;
 }
 
+/*
+ * Make [end, new_end) of large region @r usable, charged: what lies in its
+ * reservation is committed, what lies past it is mapped only where nothing
+ * else is (its slots are ours, not all of their address space).
+ */
+static bool grow_large_in_place(struct mem_region *r, char *end, char *new_end)
+{
+	char *reserved_end = (char *)r + r->reserved_bytes;
+	if (new_end > reserved_end) {
+		char *from = end > reserved_end ? end : reserved_end;
+		if (os_map_charged_at(from, (size_t)(new_end - from)))
+			return false;
+		r->reserved_bytes = (uint64_t)(new_end - (char *)r);
+		new_end = from;
+	}
+	return end >= new_end || !os_commit_charged(end, (size_t)(new_end - end));
+}
+
 bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_nr)
 {
 	bool ok = false;
@@ -1096,7 +1114,8 @@ bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_
 			 */
 			ok = new_nr <= r->moved_pages;
 		else if (new_nr > nr && new_nr <= room)
-			ok = !os_commit_charged(data + (nr << PAGE_SHIFT), (new_nr - nr) << PAGE_SHIFT);
+			ok = grow_large_in_place(r, data + (nr << PAGE_SHIFT),
+						 data + (new_nr << PAGE_SHIFT));
 		else if (new_nr <= nr)
 			ok = !os_decommit(data + (new_nr << PAGE_SHIFT), (nr - new_nr) << PAGE_SHIFT);
 		if (ok) {

@@ -82,6 +82,20 @@ static inline long rss_bytes(void)
 	return resident * sysconf(_SC_PAGESIZE);
 }
 
+/* The process's address space in bytes (VmSize of /proc/self/status). */
+static inline size_t vm_size_bytes(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	size_t kb = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %zu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb << 10;
+}
+
 /* The /proc/self/smaps entry of the mapping holding an address. */
 struct smaps_vma {
 	bool found, anonymous, no_huge;	/* no_huge: VmFlags "nh" */

@@ -736,6 +736,48 @@ static void *thread_alloc(void *arg)
 	return NULL;
 }
 
+/*
+ * Under a limit on address space (ulimit -v), a block above 4 MiB takes
+ * about its size of it, not its 64 MiB slot: six 5 MiB blocks, one grown
+ * to 12 MiB, fit in 64 MiB more than the process has (a child's limit).
+ */
+static void big_blocks_under_address_limit(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		enum { N = 6, MIB = 1 << 20 };
+		struct rlimit lim = { vm_size_bytes() + 64UL * MIB, RLIM_INFINITY };
+		if (setrlimit(RLIMIT_AS, &lim))
+			_exit(2);
+		for (int round = 0; round < 2; round++) {
+			char *b[N];
+			for (int i = 0; i < N; i++) {
+				b[i] = malloc(5 * MIB);
+				if (!b[i])
+					_exit(10 + i);
+				memset(b[i], i + 1, 5 * MIB);
+			}
+			char *g = realloc(b[0], 12 * MIB);
+			if (!g)
+				_exit(20);
+			for (size_t k = 0; k < 5 * MIB; k += 4096)
+				if (g[k] != 1)
+					_exit(21);
+			b[0] = g;
+			for (int i = 0; i < N; i++)
+				free(b[i]);
+			malloc_trim(0);	/* the cached mappings go too: the next round starts empty */
+		}
+		_exit(0);
+	}
+	int status;
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "   child exit %d\n", WEXITSTATUS(status));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static void threads_and_fork(void)
 {
 	pthread_t t;
@@ -832,6 +874,7 @@ int main(int argc, char **argv)
 	RUN(bad_pointers_are_reported);
 	RUN(free_keeps_errno);
 	RUN(trim_and_info);
+	RUN(big_blocks_under_address_limit);
 	RUN(threads_and_fork);
 	RUN(prepare_handlers_may_allocate);
 	return check_done();

@@ -76,20 +76,6 @@ static void reserve_at_a_fixed_place(void)
 	os_release(q, 4UL << 20);
 }
 
-/* The process's address space in bytes (VmSize). */
-static size_t vm_size(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	size_t kb = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmSize: %zu kB", &kb) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kb << 10;
-}
-
 /*
  * An aligned reservation takes no more address space than its size, even
  * for a moment: under a limit on it (ulimit -v) a 64 MiB section aligned
@@ -100,7 +86,7 @@ static void aligned_reservation_within_address_limit(void)
 	pid_t pid = fork();
 	if (pid == 0) {
 		size_t size = SECTION_SIZE;
-		struct rlimit lim = { vm_size() + size + (24UL << 20), RLIM_INFINITY };
+		struct rlimit lim = { vm_size_bytes() + size + (24UL << 20), RLIM_INFINITY };
 		if (setrlimit(RLIMIT_AS, &lim))
 			_exit(2);
 		for (int i = 0; i < 4; i++) {
