@@ -109,6 +109,7 @@ static void large_geometry(uint64_t nr_pages, size_t align, uint32_t *nr_slots,
 }
 
 #define LARGE_DATA_ALIGN (2UL << 20)
+#define SECTION_FIRST_MAPPED (4UL << 20)
 
 static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, int zone,
 				     bool below_4g, size_t data_align, bool commit_data)
@@ -152,8 +153,12 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 	 * regions start on slot boundaries, and this slot's is ours.
 	 */
 	size_t size = (size_t)nr_slots << SECTION_SHIFT;
-	if (kind == REGION_LARGE && os_address_space_limited())
+	if (os_address_space_limited()) {
+		/* A section: its first 4 MiB, then what section_carve() maps. */
+		if (kind == REGION_SECTION && data_bytes > SECTION_FIRST_MAPPED)
+			data_bytes = SECTION_FIRST_MAPPED;
 		size = data_off + data_bytes;
+	}
 	char *base;
 
 	memmap_lock();
@@ -249,5 +254,6 @@ bool memmap_page_valid(const struct page *page)
 		return false;
 	const struct mem_region *r = (const struct mem_region *)base;
 	uintptr_t idx = (p - base) / sizeof(struct page);
-	return idx >= r->first_page && idx < r->first_page + r->nr_pages;
+	return idx >= r->first_page &&
+	       idx < r->first_page + __atomic_load_n(&r->nr_pages, __ATOMIC_RELAXED);
 }

@@ -136,7 +136,8 @@ struct mem_region {
 	};
 	uint64_t word_tag1;	/* PAGE_WORD_TAG, as word_tag */
 	struct mem_region *next;	/* zone's list of sections */
-	uint64_t reserved_bytes;	/* size of the reservation (LARGE: it may grow, within its slots) */
+	uint64_t reserved_bytes;	/* size of the reservation; it may grow within the slots
+					   (large regions, and sections under ulimit -v) */
 };
 #define MEMMAP_HEADER_DESCRIPTORS 2
 static_assert(sizeof(struct mem_region) <= MEMMAP_HEADER_DESCRIPTORS * sizeof(struct page),

@@ -158,10 +158,11 @@ bool os_address_space_limited(void)
 	return !getrlimit(RLIMIT_AS, &lim) && lim.rlim_cur != RLIM_INFINITY;
 }
 
-int os_map_charged_at(void *addr, size_t size)
+int os_map_at(void *addr, size_t size, bool charged)
 {
 	void *p = slub_os.mmap(addr, size, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE |
+				       (charged ? 0 : MAP_NORESERVE), -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	if (p != addr) {

@@ -63,10 +63,11 @@ __hidden void os_no_huge_pages(void *addr, size_t size);
  */
 __hidden int os_commit_charged(void *addr, size_t size);
 /*
- * The same on address space not reserved: maps [addr, addr + size) only if
- * nothing is mapped there (-EEXIST otherwise).
+ * Read-write memory at [addr, addr + size) of address space not reserved,
+ * mapped only if nothing is there (-EEXIST otherwise); @charged as
+ * os_commit_charged(), else as os_commit().
  */
-__hidden int os_map_charged_at(void *addr, size_t size);
+__hidden int os_map_at(void *addr, size_t size, bool charged);
 /*
  * Give the physical pages back; the range stays mapped and reads as zero.
  * MADV_DONTNEED, never MADV_FREE (that keeps old contents and RSS) and never

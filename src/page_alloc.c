@@ -235,6 +235,28 @@ static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, 
  * process.  The blocks double from there, so each section carves 4 MiB
  * blocks after its first few.  Zone lock held.
  */
+/*
+ * Is the section mapped up to page @end_idx?  Under a limit on address
+ * space a section maps its slot as it carves it (add_region); where the
+ * next range is taken by someone else's mapping, or the limit is reached,
+ * the section ends, and the zone's next block comes from a new one.
+ */
+static bool section_mapped_to(struct mem_region *r, uintptr_t end_idx)
+{
+	size_t want = end_idx << PAGE_SHIFT;
+	if (want <= r->reserved_bytes)
+		return true;
+	char *at = (char *)r + r->reserved_bytes;
+	if (os_map_at(at, want - r->reserved_bytes, false)) {
+		__atomic_store_n(&r->nr_pages, (r->reserved_bytes >> PAGE_SHIFT) - r->first_page,
+				 __ATOMIC_RELAXED);
+		return false;
+	}
+	os_no_huge_pages(at, want - r->reserved_bytes);
+	r->reserved_bytes = want;
+	return true;
+}
+
 static bool section_carve(struct zone *z, struct mem_region *r, unsigned int want)
 {
 	uintptr_t idx = r->carved, end = r->first_page + r->nr_pages;
@@ -253,6 +275,13 @@ static bool section_carve(struct zone *z, struct mem_region *r, unsigned int wan
 		order = MAX_PAGE_ORDER;
 	while (idx + (1UL << order) > end)
 		order--;
+	if (!section_mapped_to(r, idx + (1UL << order))) {
+		end = r->first_page + r->nr_pages;
+		if (idx >= end)
+			return false;
+		while (idx + (1UL << order) > end)
+			order--;
+	}
 	r->carved = (uint32_t)(idx + (1UL << order));
 	z->managed_pages += 1UL << order;
 	free_one_page(z, (struct page *)r + idx, order, true, 0);
@@ -1086,7 +1115,7 @@ static bool grow_large_in_place(struct mem_region *r, char *end, char *new_end)
 	char *reserved_end = (char *)r + r->reserved_bytes;
 	if (new_end > reserved_end) {
 		char *from = end > reserved_end ? end : reserved_end;
-		if (os_map_charged_at(from, (size_t)(new_end - from)))
+		if (os_map_at(from, (size_t)(new_end - from), true))
 			return false;
 		r->reserved_bytes = (uint64_t)(new_end - (char *)r);
 		new_end = from;
@@ -1223,9 +1252,23 @@ void *page_address(const struct page *page)
 	return memmap_page_valid(page) ? memmap_page_address(page) : NULL;
 }
 
+/*
+ * Under a limit on address space a region maps only part of its slots,
+ * and someone else's mapping may lie in the rest (memmap.c): only a data
+ * page's descriptor is an answer.  A large region's header is read under
+ * memmap_lock, as a racing free may unmap it.
+ */
 struct page *virt_to_page(const void *addr)
 {
-	return memmap_virt_to_page(addr);
+	bool large = memmap_in_large_region(addr);
+	if (large)
+		memmap_lock();
+	struct page *page = memmap_virt_to_page(addr);
+	if (page && !memmap_page_valid(page))
+		page = NULL;
+	if (large)
+		memmap_unlock();
+	return page;
 }
 
 int page_to_nid(const struct page *page)

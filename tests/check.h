@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <slub.h>
@@ -94,6 +95,17 @@ static inline size_t vm_size_bytes(void)
 	if (f)
 		fclose(f);
 	return kb << 10;
+}
+
+/* Let the address space grow by @extra bytes at most (under any hard limit). */
+static inline int limit_address_space(size_t extra)
+{
+	struct rlimit lim;
+	if (getrlimit(RLIMIT_AS, &lim))
+		return -1;
+	rlim_t want = vm_size_bytes() + extra;
+	lim.rlim_cur = lim.rlim_max != RLIM_INFINITY && lim.rlim_max < want ? lim.rlim_max : want;
+	return setrlimit(RLIMIT_AS, &lim);
 }
 
 /* The /proc/self/smaps entry of the mapping holding an address. */

@@ -737,38 +737,14 @@ static void *thread_alloc(void *arg)
 }
 
 /*
- * Under a limit on address space (ulimit -v), a block above 4 MiB takes
- * about its size of it, not its 64 MiB slot: six 5 MiB blocks, one grown
- * to 12 MiB, fit in 64 MiB more than the process has (a child's limit).
+ * Run @fn in a child whose address space may grow by @extra bytes at most
+ * (ulimit -v); @fn returns 0 or the number of what failed.
  */
-static void big_blocks_under_address_limit(void)
+static void under_address_limit(size_t extra, int (*fn)(void))
 {
 	pid_t pid = fork();
 	if (pid == 0) {
-		enum { N = 6, MIB = 1 << 20 };
-		struct rlimit lim = { vm_size_bytes() + 64UL * MIB, RLIM_INFINITY };
-		if (setrlimit(RLIMIT_AS, &lim))
-			_exit(2);
-		for (int round = 0; round < 2; round++) {
-			char *b[N];
-			for (int i = 0; i < N; i++) {
-				b[i] = malloc(5 * MIB);
-				if (!b[i])
-					_exit(10 + i);
-				memset(b[i], i + 1, 5 * MIB);
-			}
-			char *g = realloc(b[0], 12 * MIB);
-			if (!g)
-				_exit(20);
-			for (size_t k = 0; k < 5 * MIB; k += 4096)
-				if (g[k] != 1)
-					_exit(21);
-			b[0] = g;
-			for (int i = 0; i < N; i++)
-				free(b[i]);
-			malloc_trim(0);	/* the cached mappings go too: the next round starts empty */
-		}
-		_exit(0);
+		_exit(limit_address_space(extra) ? 2 : fn());
 	}
 	int status;
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
@@ -776,6 +752,74 @@ static void big_blocks_under_address_limit(void)
 	if (WIFEXITED(status) && WEXITSTATUS(status))
 		fprintf(stderr, "   child exit %d\n", WEXITSTATUS(status));
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+#define MIB (1UL << 20)
+
+/* Six 5 MiB blocks, one grown to 12 MiB, twice. */
+static int big_blocks(void)
+{
+	enum { N = 6 };
+	for (int round = 0; round < 2; round++) {
+		char *b[N];
+		for (int i = 0; i < N; i++) {
+			b[i] = malloc(5 * MIB);
+			if (!b[i])
+				return 10 + i;
+			memset(b[i], i + 1, 5 * MIB);
+		}
+		char *g = realloc(b[0], 12 * MIB);
+		if (!g)
+			return 20;
+		for (size_t k = 0; k < 5 * MIB; k += 4096)
+			if (g[k] != 1)
+				return 21;
+		b[0] = g;
+		for (int i = 0; i < N; i++)
+			free(b[i]);
+		malloc_trim(0);	/* the cached mappings go too: the next round starts empty */
+	}
+	return 0;
+}
+
+/*
+ * A fresh process (argv "--small-objects"), limited to 48 MiB more address
+ * space than it has at main: 96 MiB of 1000-byte objects, more than its
+ * first section holds, needed a second whole 64 MiB section.
+ */
+static int small_objects(void)
+{
+	if (limit_address_space(48 * MIB))
+		return 2;
+	enum { N = 96 * 1024 * 1024 / 1000 };
+	char **held = malloc(N * sizeof(*held));
+	if (!held)
+		return 30;
+	for (int i = 0; i < N; i++) {
+		held[i] = malloc(1000);
+		if (!held[i])
+			return 31;
+		memset(held[i], (unsigned char)i, 1000);
+	}
+	for (int i = 0; i < N; i++) {
+		if (held[i][999] != (char)(unsigned char)i)
+			return 32;
+		free(held[i]);
+	}
+	free(held);
+	return 0;
+}
+
+/*
+ * Under a limit on address space (ulimit -v), blocks and sections take
+ * about what they hold of it, not whole 64 MiB slots.
+ */
+static void address_space_as_used(void)
+{
+	under_address_limit(64 * MIB, big_blocks);
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "%s --small-objects", self);
+	CHECK_EQ(system(cmd), 0);
 }
 
 static void threads_and_fork(void)
@@ -856,6 +900,8 @@ int main(int argc, char **argv)
 		return one_class();
 	if (argc > 1 && !strcmp(argv[1], "--split"))
 		return split_child();
+	if (argc > 1 && !strcmp(argv[1], "--small-objects"))
+		return small_objects();
 	if (argc > 1 && !strcmp(argv[1], "--fork-with-allocating-handler"))
 		return fork_with_allocating_handler();
 	self = argv[0];
@@ -874,7 +920,7 @@ int main(int argc, char **argv)
 	RUN(bad_pointers_are_reported);
 	RUN(free_keeps_errno);
 	RUN(trim_and_info);
-	RUN(big_blocks_under_address_limit);
+	RUN(address_space_as_used);
 	RUN(threads_and_fork);
 	RUN(prepare_handlers_may_allocate);
 	return check_done();

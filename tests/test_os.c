@@ -86,8 +86,7 @@ static void aligned_reservation_within_address_limit(void)
 	pid_t pid = fork();
 	if (pid == 0) {
 		size_t size = SECTION_SIZE;
-		struct rlimit lim = { vm_size_bytes() + size + (24UL << 20), RLIM_INFINITY };
-		if (setrlimit(RLIMIT_AS, &lim))
+		if (limit_address_space(size + (24UL << 20)))
 			_exit(2);
 		for (int i = 0; i < 4; i++) {
 			char *p = os_reserve(size, size);

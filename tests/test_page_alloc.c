@@ -8,9 +8,11 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include <slub.h>
 #include "check.h"
+#include "memmap.h"
 #include "os.h"
 #include "page_alloc.h"
 #include "report.h"
@@ -289,6 +291,41 @@ static void foreign_pointers_are_not_ours(void)
 	CHECK_EQ(page_to_nid(NULL), NUMA_NO_NODE);
 	free(heap);
 	free(big_heap);
+}
+
+/*
+ * Under a limit on address space a large region reserves its data only,
+ * not the rest of its 64 MiB slot: a mapping of someone else's may lie
+ * there, and virt_to_page() of it must still answer "not ours".
+ */
+static void foreign_mapping_in_our_slot(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (limit_address_space(48UL << 20))
+			_exit(2);
+		struct page *big = alloc_pages(GFP_KERNEL, MAX_PAGE_ORDER + 1);
+		if (!big)
+			_exit(3);
+		char *data = page_address(big);
+		char *slot_end = (char *)ALIGN_UP((uintptr_t)data + 1, SECTION_SIZE);
+		/* The first free MiB past the block, in its slot. */
+		void *foreign = MAP_FAILED;
+		for (char *at = data + (PAGE_SIZE << (MAX_PAGE_ORDER + 1));
+		     foreign == MAP_FAILED && at < slot_end; at += 1UL << 20)
+			foreign = mmap(at, PAGE_SIZE, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (foreign == MAP_FAILED)
+			_exit(4);	/* the slot was reserved whole: nothing to test */
+		int rc = virt_to_page(foreign) ? 10 : page_address(virt_to_page(data)) != data ? 11 : 0;
+		__free_pages(big, MAX_PAGE_ORDER + 1);
+		_exit(rc);
+	}
+	int status;
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "   child exit %d\n", WEXITSTATUS(status));
 }
 
 static void unknown_node_is_any_node(void)
@@ -681,6 +718,7 @@ int main(void)
 	RUN(oom_too_large_order);
 	RUN(bad_frees_are_reported_and_ignored);
 	RUN(foreign_pointers_are_not_ours);
+	RUN(foreign_mapping_in_our_slot);
 	RUN(unknown_node_is_any_node);
 	RUN(extents_are_exact);
 	RUN(extents_resize_in_place);
