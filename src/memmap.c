@@ -108,6 +108,12 @@ static void large_geometry(uint64_t nr_pages, size_t align, uint32_t *nr_slots,
 	}
 }
 
+/* For os_reserve_avoiding(), region_lock held: a slot of ours has no room for another region. */
+static bool slot_is_ours(uintptr_t at)
+{
+	return memmap_slot(at) != 0;
+}
+
 #define LARGE_DATA_ALIGN (2UL << 20)
 #define SECTION_FIRST_MAPPED (4UL << 20)
 
@@ -154,9 +160,15 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 	 */
 	size_t size = (size_t)nr_slots << SECTION_SHIFT;
 	if (os_address_space_limited()) {
-		/* A section: its first 4 MiB, then what section_carve() maps. */
-		if (kind == REGION_SECTION && data_bytes > SECTION_FIRST_MAPPED)
+		/*
+		 * A section: its first 4 MiB, then what section_carve() maps;
+		 * its nr_pages are the pages mapped, so that lookups in the
+		 * rest (someone else's mappings, maybe) find no data page.
+		 */
+		if (kind == REGION_SECTION && data_bytes > SECTION_FIRST_MAPPED) {
 			data_bytes = SECTION_FIRST_MAPPED;
+			nr_pages = data_bytes >> PAGE_SHIFT;
+		}
 		size = data_off + data_bytes;
 	}
 	char *base;
@@ -164,7 +176,8 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 	memmap_lock();
 	if (!memmap_section_table && map_section_table())
 		goto fail;
-	base = below_4g ? reserve_below_4g(size, align) : os_reserve(size, align);
+	base = below_4g ? reserve_below_4g(size, align) :
+			  os_reserve_avoiding(size, align, slot_is_ours);
 	if (!base)
 		goto fail;
 	if ((uintptr_t)base + size > (1UL << ADDR_BITS)) {

@@ -65,14 +65,21 @@ static void *reserve_raw(void *hint, size_t size, int flags)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-#define RESERVE_TRIES_BELOW 16
+#define RESERVE_TRIES_BELOW 16		/* system calls */
+#define RESERVE_STEPS_BELOW 4096	/* starts looked at */
 
 void *os_reserve(size_t size, size_t align)
+{
+	return os_reserve_avoiding(size, align, NULL);
+}
+
+void *os_reserve_avoiding(size_t size, size_t align, bool (*known_taken)(uintptr_t at))
 {
 	if (align <= PAGE_SIZE)
 		return reserve_raw(NULL, size, 0);
 	if (size + align < size)
 		return NULL;
+	int saved_errno = errno;	/* failed tries must not show in a success */
 	/*
 	 * First where the kernel puts @size bytes, moved to an aligned start
 	 * at or below it (the kernel hands out the top of a free gap, and
@@ -87,17 +94,31 @@ void *os_reserve(size_t size, size_t align)
 	if (!((uintptr_t)probe & (align - 1)))
 		return probe;
 	slub_os.munmap(probe, size);
+	/*
+	 * Starts the caller knows are taken (its own regions, which under
+	 * RLIMIT_AS leave their slots' tails free, where the kernel then puts
+	 * the probe) are passed over without a system call.
+	 */
 	uintptr_t at = ALIGN_DOWN((uintptr_t)probe, align);
-	for (int tries = 0; tries < RESERVE_TRIES_BELOW && at >= align; tries++, at -= align) {
+	for (unsigned int tries = 0, steps = 0;
+	     tries < RESERVE_TRIES_BELOW && steps < RESERVE_STEPS_BELOW && at >= align;
+	     steps++, at -= align) {
+		if (known_taken && known_taken(at))
+			continue;
+		tries++;
 		void *q = os_reserve_at(at, size);
-		if (q)
+		if (q) {
+			errno = saved_errno;
 			return q;
+		}
 		if (errno != EEXIST)
 			break;	/* the OS refused, not a mapping in the way */
 	}
 	void *q = os_reserve_at(ALIGN_UP((uintptr_t)probe, align), size);
-	if (q)
+	if (q) {
+		errno = saved_errno;
 		return q;
+	}
 	/* Over-reserve, then cut the unaligned head and tail off. */
 	char *p = reserve_raw(NULL, size + align, 0);
 	if (!p)
@@ -109,6 +130,7 @@ void *os_reserve(size_t size, size_t align)
 		slub_os.munmap(p, head);
 	if (tail)
 		slub_os.munmap((char *)start + size, tail);
+	errno = saved_errno;
 	return (void *)start;
 }
 

@@ -42,6 +42,8 @@ extern __hidden const struct slub_os_ops slub_os_default;
  * that are already there.  Both return NULL on failure.
  */
 __hidden void *os_reserve(size_t size, size_t align);
+/* The same, passing over aligned starts @known_taken says are taken (may be NULL). */
+__hidden void *os_reserve_avoiding(size_t size, size_t align, bool (*known_taken)(uintptr_t at));
 __hidden void *os_reserve_at(uintptr_t addr, size_t size);
 /* Make reserved memory usable (read/write, zero-filled on first touch). */
 __hidden int os_commit(void *addr, size_t size);

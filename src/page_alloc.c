@@ -237,9 +237,10 @@ static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, 
  */
 /*
  * Is the section mapped up to page @end_idx?  Under a limit on address
- * space a section maps its slot as it carves it (add_region); where the
- * next range is taken by someone else's mapping, or the limit is reached,
- * the section ends, and the zone's next block comes from a new one.
+ * space a section maps its slot as it carves it, and its nr_pages follow
+ * (add_region).  Where the next range is taken by someone else's mapping,
+ * or the limit is reached, the zone's next block comes from a new section;
+ * this one is tried again only while it is the zone's newest.
  */
 static bool section_mapped_to(struct mem_region *r, uintptr_t end_idx)
 {
@@ -247,19 +248,21 @@ static bool section_mapped_to(struct mem_region *r, uintptr_t end_idx)
 	if (want <= r->reserved_bytes)
 		return true;
 	char *at = (char *)r + r->reserved_bytes;
-	if (os_map_at(at, want - r->reserved_bytes, false)) {
-		__atomic_store_n(&r->nr_pages, (r->reserved_bytes >> PAGE_SHIFT) - r->first_page,
-				 __ATOMIC_RELAXED);
+	int saved_errno = errno;	/* a new section may well succeed */
+	bool mapped = !os_map_at(at, want - r->reserved_bytes, false);
+	errno = saved_errno;
+	if (!mapped)
 		return false;
-	}
 	os_no_huge_pages(at, want - r->reserved_bytes);
 	r->reserved_bytes = want;
+	__atomic_store_n(&r->nr_pages, end_idx - r->first_page, __ATOMIC_RELAXED);
 	return true;
 }
 
 static bool section_carve(struct zone *z, struct mem_region *r, unsigned int want)
 {
-	uintptr_t idx = r->carved, end = r->first_page + r->nr_pages;
+	/* The slot's end: under ulimit -v, nr_pages are only what is mapped yet. */
+	uintptr_t idx = r->carved, end = PAGES_PER_SECTION;
 	if (idx >= end)
 		return false;
 	uintptr_t carved = idx - r->first_page;
@@ -276,7 +279,7 @@ static bool section_carve(struct zone *z, struct mem_region *r, unsigned int wan
 	while (idx + (1UL << order) > end)
 		order--;
 	if (!section_mapped_to(r, idx + (1UL << order))) {
-		end = r->first_page + r->nr_pages;
+		end = r->first_page + r->nr_pages;	/* what is mapped */
 		if (idx >= end)
 			return false;
 		while (idx + (1UL << order) > end)
@@ -1115,7 +1118,10 @@ static bool grow_large_in_place(struct mem_region *r, char *end, char *new_end)
 	char *reserved_end = (char *)r + r->reserved_bytes;
 	if (new_end > reserved_end) {
 		char *from = end > reserved_end ? end : reserved_end;
-		if (os_map_at(from, (size_t)(new_end - from), true))
+		int saved_errno = errno;	/* realloc may still move it, and succeed */
+		bool mapped = !os_map_at(from, (size_t)(new_end - from), true);
+		errno = saved_errno;
+		if (!mapped)
 			return false;
 		r->reserved_bytes = (uint64_t)(new_end - (char *)r);
 		new_end = from;
@@ -1260,7 +1266,11 @@ void *page_address(const struct page *page)
  */
 struct page *virt_to_page(const void *addr)
 {
-	bool large = memmap_in_large_region(addr);
+	/* One look decides: a section's slot never changes once set. */
+	uint32_t slot = memmap_slot((uintptr_t)addr);
+	if (!slot)
+		return NULL;
+	bool large = slot & SLOT_LARGE;
 	if (large)
 		memmap_lock();
 	struct page *page = memmap_virt_to_page(addr);

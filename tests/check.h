@@ -97,6 +97,13 @@ static inline size_t vm_size_bytes(void)
 	return kb << 10;
 }
 
+/* Does a limit on address space (ulimit -v) hold?  Some tests assume none. */
+static inline bool address_space_limited(void)
+{
+	struct rlimit lim;
+	return !getrlimit(RLIMIT_AS, &lim) && lim.rlim_cur != RLIM_INFINITY;
+}
+
 /* Let the address space grow by @extra bytes at most (under any hard limit). */
 static inline int limit_address_space(size_t extra)
 {

@@ -293,34 +293,68 @@ static void foreign_pointers_are_not_ours(void)
 	free(big_heap);
 }
 
+/* A page of someone else's mapped in [from, to), or NULL if none fits. */
+static void *map_foreign_page(char *from, char *to)
+{
+	for (char *at = (char *)ALIGN_UP((uintptr_t)from, 1UL << 20); at < to; at += 1UL << 20) {
+		void *p = mmap(at, PAGE_SIZE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == at)
+			return p;
+		if (p != MAP_FAILED)
+			munmap(p, PAGE_SIZE);
+	}
+	return NULL;
+}
+
+/* Child: 0, or what failed. */
+static int foreign_mappings_in_our_slots(void)
+{
+	if (limit_address_space(96UL << 20))
+		return 2;
+	/* A large region reserves its data, not the rest of its slot. */
+	struct page *big = alloc_pages(GFP_KERNEL, MAX_PAGE_ORDER + 1);
+	if (!big)
+		return 3;
+	char *data = page_address(big);
+	char *slot_end = (char *)ALIGN_UP((uintptr_t)data + 1, SECTION_SIZE);
+	void *foreign = map_foreign_page(data + (PAGE_SIZE << (MAX_PAGE_ORDER + 1)), slot_end);
+	if (!foreign)
+		return 4;	/* the slot was reserved whole: nothing to test */
+	if (virt_to_page(foreign) || page_address(virt_to_page(data)) != data)
+		return 10;
+	/* A section made under the limit maps its slot as it carves it. */
+	struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+	struct mem_region *old = z->sections;
+	unsigned long got[64];
+	int n = 0;
+	while (n < 64 && z->sections == old &&
+	       (got[n] = __get_free_pages(GFP_KERNEL | __GFP_NOWARN, MAX_PAGE_ORDER)))
+		n++;
+	if (z->sections == old)
+		return 5;
+	struct mem_region *r = z->sections;
+	void *in_section = map_foreign_page((char *)r + r->reserved_bytes, (char *)r + SECTION_SIZE);
+	if (!in_section)
+		return 6;
+	if (virt_to_page(in_section))
+		return 11;
+	while (n--)
+		free_pages(got[n], MAX_PAGE_ORDER);
+	__free_pages(big, MAX_PAGE_ORDER + 1);
+	return 0;
+}
+
 /*
- * Under a limit on address space a large region reserves its data only,
- * not the rest of its 64 MiB slot: a mapping of someone else's may lie
- * there, and virt_to_page() of it must still answer "not ours".
+ * Under a limit on address space our regions leave parts of their 64 MiB
+ * slots unmapped, and someone else's mappings may lie there: virt_to_page()
+ * of them must still answer "not ours".
  */
 static void foreign_mapping_in_our_slot(void)
 {
 	pid_t pid = fork();
-	if (pid == 0) {
-		if (limit_address_space(48UL << 20))
-			_exit(2);
-		struct page *big = alloc_pages(GFP_KERNEL, MAX_PAGE_ORDER + 1);
-		if (!big)
-			_exit(3);
-		char *data = page_address(big);
-		char *slot_end = (char *)ALIGN_UP((uintptr_t)data + 1, SECTION_SIZE);
-		/* The first free MiB past the block, in its slot. */
-		void *foreign = MAP_FAILED;
-		for (char *at = data + (PAGE_SIZE << (MAX_PAGE_ORDER + 1));
-		     foreign == MAP_FAILED && at < slot_end; at += 1UL << 20)
-			foreign = mmap(at, PAGE_SIZE, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-		if (foreign == MAP_FAILED)
-			_exit(4);	/* the slot was reserved whole: nothing to test */
-		int rc = virt_to_page(foreign) ? 10 : page_address(virt_to_page(data)) != data ? 11 : 0;
-		__free_pages(big, MAX_PAGE_ORDER + 1);
-		_exit(rc);
-	}
+	if (pid == 0)
+		_exit(foreign_mappings_in_our_slots());
 	int status;
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);

@@ -181,8 +181,15 @@ static void decommit_failure_keeps_blocks_dirty(void)
 int main(void)
 {
 	RUN(every_call_fails_cleanly);
-	RUN(failure_when_a_zone_must_grow);
-	RUN(commit_failure_leaks_nothing);
+	/*
+	 * Both use a zone up and count on its sections being mapped whole,
+	 * which under ulimit -v they are not: they map their slot as they
+	 * carve it, with mmap.
+	 */
+	if (!address_space_limited())
+		RUN(failure_when_a_zone_must_grow);
+	if (!address_space_limited())
+		RUN(commit_failure_leaks_nothing);
 	RUN(decommit_failure_keeps_blocks_dirty);
 	return check_done();
 }
