@@ -208,7 +208,11 @@ static struct page *extent_of(const void *p, bool claim)
 {
 	if (!p || ((uintptr_t)p & (PAGE_SIZE - 1)))
 		return NULL;
-	bool large = memmap_in_large_region(p);
+	/* One look decides (a section's slot never changes once set). */
+	uint32_t slot = memmap_slot((uintptr_t)p);
+	if (!slot)
+		return NULL;
+	bool large = slot & SLOT_LARGE;
 	if (large)
 		memmap_lock();
 	struct page *page = memmap_virt_to_page(p);
