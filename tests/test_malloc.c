@@ -667,6 +667,42 @@ static void free_keeps_errno(void)
 	CHECK_EQ(errno, 4321);
 }
 
+/*
+ * Nor does any call that succeeds (a caller may test errno after a call
+ * that only reports through it): every size, realloc in place and moved,
+ * calloc, memalign, and blocks given back and taken again.
+ */
+static void successes_keep_errno(void)
+{
+	static const size_t sizes[] = { 1, 24, 100, 3000, 9000, 100000, 1 << 20, 5 << 20, 40 << 20 };
+	enum { N = sizeof(sizes) / sizeof(sizes[0]) };
+	for (int round = 0; round < 3; round++) {
+		void *p[N];
+		for (int i = 0; i < N; i++) {
+			errno = 1234;
+			p[i] = round == 1 ? calloc(1, sizes[i]) : malloc(sizes[i]);
+			CHECK(p[i] != NULL);
+			CHECK_EQ(errno, 1234);
+		}
+		for (int i = 0; i < N; i++) {
+			errno = 1234;
+			void *q = realloc(p[i], sizes[(i + 3) % N]);
+			CHECK(q != NULL);
+			CHECK_EQ(errno, 1234);
+			p[i] = q;
+		}
+		errno = 1234;
+		void *a = memalign(1 << 16, 1 << 20);
+		CHECK(a != NULL);
+		CHECK_EQ(errno, 1234);
+		free(a);
+		for (int i = 0; i < N; i++)
+			free(p[i]);
+		CHECK_EQ(malloc_trim(0) >= 0, 1);
+		errno = 1234;
+	}
+}
+
 /* A <total type="TYPE" ... size="N"/> of malloc_info(), or SIZE_MAX. */
 static size_t info_total(const char *type)
 {
@@ -931,6 +967,7 @@ int main(int argc, char **argv)
 	RUN(memalign_family);
 	RUN(bad_pointers_are_reported);
 	RUN(free_keeps_errno);
+	RUN(successes_keep_errno);
 	RUN(trim_and_info);
 	RUN(address_space_as_used);
 	RUN(threads_and_fork);
