@@ -28,6 +28,11 @@
  *     is in use from it (tails of extents and large regions are left zero).
  *   - Regions of kind SECTION are never unmapped: pointers into them stay
  *     resolvable for the life of the process.
+ *   - Data pages of a region are [first_page, first_page + nr_pages).  A
+ *     region owns its slots but not always all of their address space:
+ *     under a limit on it (ulimit -v) a section maps its slot as it is
+ *     carved, and a large region maps its data only.  The rest may hold
+ *     anyone's mappings; their descriptors stay zero (no block of ours).
  */
 #ifndef SLUB_MEMMAP_H
 #define SLUB_MEMMAP_H

@@ -224,18 +224,6 @@ static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, 
 #define CARVE_MIN_ORDER 4	/* 16 pages, 64 KiB */
 
 /*
- * Hand the next naturally aligned block of section @r to the buddy lists,
- * clean, merged with a free buddy below it.  A section is carved a block
- * at a time, not whole, because each free block's head descriptor is
- * written: carving 64 MiB at once wrote sixteen pages of mem_map (64 KiB
- * resident) in every process.  And the block is no larger than the
- * request (@order), 16 pages, or what the section has carved so far,
- * whichever is largest: splitting a first 1 MiB block for one page wrote
- * the descriptors of its halves in three more mem_map pages, in every
- * process.  The blocks double from there, so each section carves 4 MiB
- * blocks after its first few.  Zone lock held.
- */
-/*
  * Is the section mapped up to page @end_idx?  Under a limit on address
  * space a section maps its slot as it carves it, and its nr_pages follow
  * (add_region).  Where the next range is taken by someone else's mapping,
@@ -259,6 +247,18 @@ static bool section_mapped_to(struct mem_region *r, uintptr_t end_idx)
 	return true;
 }
 
+/*
+ * Hand the next naturally aligned block of section @r to the buddy lists,
+ * clean, merged with a free buddy below it.  A section is carved a block
+ * at a time, not whole, because each free block's head descriptor is
+ * written: carving 64 MiB at once wrote sixteen pages of mem_map (64 KiB
+ * resident) in every process.  And the block is no larger than the
+ * request (@order), 16 pages, or what the section has carved so far,
+ * whichever is largest: splitting a first 1 MiB block for one page wrote
+ * the descriptors of its halves in three more mem_map pages, in every
+ * process.  The blocks double from there, so each section carves 4 MiB
+ * blocks after its first few.  Zone lock held.
+ */
 static bool section_carve(struct zone *z, struct mem_region *r, unsigned int want)
 {
 	/* The slot's end: under ulimit -v, nr_pages are only what is mapped yet. */
