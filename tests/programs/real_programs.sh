@@ -205,6 +205,12 @@ shell)	# fork and exec all the time, exit codes, signals
   done
   sleep 0.2
   ! pgrep -f 'sleep 30' >/dev/null || fail "SIGTERM to slubrun left the program running"
+  # Under a limit on address space a real program runs in not much more
+  # than it needs: python building a million-element list (glibc: 60 MB;
+  # libslub needed 160 MB while every block took a 64 MiB slot).
+  out=$(ulimit -v 100000; "$slubrun" -- "$python" -c 'print(len(list(range(10**6))))' 2>&1) ||
+    fail "under ulimit -v 100000 python failed: $out"
+  [ "$out" = 1000000 ] || fail "under ulimit -v 100000 python said: $out"
   # No address space for the section table (8 MiB) and a first section's
   # start (4.5 MiB) beside ls (8 MiB): every allocation fails, cleanly.
   # (At 60 MB, which once failed, ls now runs: sections under a limit map
