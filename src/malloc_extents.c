@@ -208,14 +208,8 @@ static struct page *extent_of(const void *p, bool claim)
 {
 	if (!p || ((uintptr_t)p & (PAGE_SIZE - 1)))
 		return NULL;
-	/* One look decides (a section's slot never changes once set). */
-	uint32_t slot = memmap_slot((uintptr_t)p);
-	if (!slot)
-		return NULL;
-	bool large = slot & SLOT_LARGE;
-	if (large)
-		memmap_lock();
-	struct page *page = memmap_virt_to_page(p);
+	bool large;
+	struct page *page = memmap_virt_to_page_locked(p, &large);
 	uint32_t flags = page ? page_flags(page) : 0;
 	if (!(flags & PG_extent))
 		page = NULL;

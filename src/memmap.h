@@ -299,6 +299,23 @@ __hidden struct mem_region *memmap_add_region_for_move(uint64_t nr_pages, int zo
 __hidden void memmap_lock(void);
 __hidden void memmap_unlock(void);
 __hidden void memmap_reinit_lock(void);	/* forked child */
+
+/*
+ * memmap_virt_to_page() for a caller that reads the descriptor: in a
+ * large region, which a racing free may unmap, with memmap_lock taken
+ * (*locked; the caller unlocks).  One look at the slot decides, as a
+ * section's slot never changes once set.
+ */
+static inline struct page *memmap_virt_to_page_locked(const void *addr, bool *locked)
+{
+	uint32_t slot = memmap_slot((uintptr_t)addr);
+	*locked = slot & SLOT_LARGE;
+	if (!slot)
+		return NULL;
+	if (*locked)
+		memmap_lock();
+	return memmap_virt_to_page(addr);
+}
 /*
  * Unregister a large region (memmap_lock held): from now on no lookup finds
  * it.  Then, with the lock dropped, memmap_release_region() unmaps it.

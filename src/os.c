@@ -182,17 +182,19 @@ bool os_address_space_limited(void)
 
 int os_map_at(void *addr, size_t size, bool charged)
 {
+	int saved_errno = errno, rc = 0;
 	void *p = slub_os.mmap(addr, size, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE |
 				       (charged ? 0 : MAP_NORESERVE), -1, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	if (p != addr) {
+	if (p == MAP_FAILED) {
+		rc = -errno;
+	} else if (p != addr) {
 		/* Kernels before 4.17 treat the flag as a mere hint. */
 		slub_os.munmap(p, size);
-		return -EEXIST;
+		rc = -EEXIST;
 	}
-	return 0;
+	errno = saved_errno;
+	return rc;
 }
 
 int os_decommit(void *addr, size_t size)

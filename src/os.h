@@ -67,7 +67,8 @@ __hidden int os_commit_charged(void *addr, size_t size);
 /*
  * Read-write memory at [addr, addr + size) of address space not reserved,
  * mapped only if nothing is there (-EEXIST otherwise); @charged as
- * os_commit_charged(), else as os_commit().
+ * os_commit_charged(), else as os_commit().  errno is left as it was: a
+ * failure here is a try, and the allocation may well succeed another way.
  */
 __hidden int os_map_at(void *addr, size_t size, bool charged);
 /*

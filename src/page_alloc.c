@@ -236,10 +236,7 @@ static bool section_mapped_to(struct mem_region *r, uintptr_t end_idx)
 	if (want <= r->reserved_bytes)
 		return true;
 	char *at = (char *)r + r->reserved_bytes;
-	int saved_errno = errno;	/* a new section may well succeed */
-	bool mapped = !os_map_at(at, want - r->reserved_bytes, false);
-	errno = saved_errno;
-	if (!mapped)
+	if (os_map_at(at, want - r->reserved_bytes, false))
 		return false;
 	os_no_huge_pages(at, want - r->reserved_bytes);
 	r->reserved_bytes = want;
@@ -1118,10 +1115,7 @@ static bool grow_large_in_place(struct mem_region *r, char *end, char *new_end)
 	char *reserved_end = (char *)r + r->reserved_bytes;
 	if (new_end > reserved_end) {
 		char *from = end > reserved_end ? end : reserved_end;
-		int saved_errno = errno;	/* realloc may still move it, and succeed */
-		bool mapped = !os_map_at(from, (size_t)(new_end - from), true);
-		errno = saved_errno;
-		if (!mapped)
+		if (os_map_at(from, (size_t)(new_end - from), true))
 			return false;
 		r->reserved_bytes = (uint64_t)(new_end - (char *)r);
 		new_end = from;
@@ -1266,14 +1260,8 @@ void *page_address(const struct page *page)
  */
 struct page *virt_to_page(const void *addr)
 {
-	/* One look decides: a section's slot never changes once set. */
-	uint32_t slot = memmap_slot((uintptr_t)addr);
-	if (!slot)
-		return NULL;
-	bool large = slot & SLOT_LARGE;
-	if (large)
-		memmap_lock();
-	struct page *page = memmap_virt_to_page(addr);
+	bool large;
+	struct page *page = memmap_virt_to_page_locked(addr, &large);
 	if (page && !memmap_page_valid(page))
 		page = NULL;
 	if (large)
