@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <slub.h>
@@ -113,6 +114,22 @@ static inline int limit_address_space(size_t extra)
 	rlim_t want = vm_size_bytes() + extra;
 	lim.rlim_cur = lim.rlim_max != RLIM_INFINITY && lim.rlim_max < want ? lim.rlim_max : want;
 	return setrlimit(RLIMIT_AS, &lim);
+}
+
+/*
+ * Run @fn in a forked child whose address space may grow by @extra bytes
+ * at most.  Its exit code: @fn's (0, or the number of what failed), 2 if
+ * the limit could not be set, -1 if it did not exit.
+ */
+static inline int child_under_address_limit(size_t extra, int (*fn)(void))
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(limit_address_space(extra) ? 2 : fn());
+	int status;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
 /* The /proc/self/smaps entry of the mapping holding an address. */

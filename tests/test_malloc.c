@@ -772,24 +772,6 @@ static void *thread_alloc(void *arg)
 	return NULL;
 }
 
-/*
- * Run @fn in a child whose address space may grow by @extra bytes at most
- * (ulimit -v); @fn returns 0 or the number of what failed.
- */
-static void under_address_limit(size_t extra, int (*fn)(void))
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		_exit(limit_address_space(extra) ? 2 : fn());
-	}
-	int status;
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	CHECK(WIFEXITED(status));
-	if (WIFEXITED(status) && WEXITSTATUS(status))
-		fprintf(stderr, "   child exit %d\n", WEXITSTATUS(status));
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
-
 #define MIB (1UL << 20)
 
 /*
@@ -862,7 +844,7 @@ static int small_objects(void)
  */
 static void address_space_as_used(void)
 {
-	under_address_limit((BIG_BLOCKS * 7 + 24) * MIB, big_blocks);
+	CHECK_EQ(child_under_address_limit((BIG_BLOCKS * 7 + 24) * MIB, big_blocks), 0);
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "%s --small-objects", self);
 	/* Its premise, a first section mapped whole, needs no limit at start. */

@@ -81,27 +81,22 @@ static void reserve_at_a_fixed_place(void)
  * for a moment: under a limit on it (ulimit -v) a 64 MiB section aligned
  * to 64 MiB must not need 128 MiB.
  */
+static int reserve_four_sections(void)
+{
+	for (int i = 0; i < 4; i++) {
+		char *p = os_reserve(SECTION_SIZE, SECTION_SIZE);
+		if (!p)
+			return 10 + i;
+		if ((uintptr_t)p & (SECTION_SIZE - 1))
+			return 20 + i;
+		os_release(p, SECTION_SIZE);
+	}
+	return 0;
+}
+
 static void aligned_reservation_within_address_limit(void)
 {
-	pid_t pid = fork();
-	if (pid == 0) {
-		size_t size = SECTION_SIZE;
-		if (limit_address_space(size + (24UL << 20)))
-			_exit(2);
-		for (int i = 0; i < 4; i++) {
-			char *p = os_reserve(size, size);
-			if (!p)
-				_exit(10 + i);
-			if ((uintptr_t)p & (size - 1))
-				_exit(20 + i);
-			os_release(p, size);
-		}
-		_exit(0);
-	}
-	int status;
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	CHECK(WIFEXITED(status));
-	CHECK_EQ(WEXITSTATUS(status), 0);
+	CHECK_EQ(child_under_address_limit(SECTION_SIZE + (24UL << 20), reserve_four_sections), 0);
 }
 
 static void *failing_mmap(void *a, size_t l, int p, int f, int fd, off_t o)

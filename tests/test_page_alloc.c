@@ -310,8 +310,6 @@ static void *map_foreign_page(char *from, char *to)
 /* Child: 0, or what failed. */
 static int foreign_mappings_in_our_slots(void)
 {
-	if (limit_address_space(96UL << 20))
-		return 2;
 	/* A large region reserves its data, not the rest of its slot. */
 	struct page *big = alloc_pages(GFP_KERNEL, MAX_PAGE_ORDER + 1);
 	if (!big)
@@ -352,14 +350,7 @@ static int foreign_mappings_in_our_slots(void)
  */
 static void foreign_mapping_in_our_slot(void)
 {
-	pid_t pid = fork();
-	if (pid == 0)
-		_exit(foreign_mappings_in_our_slots());
-	int status;
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	if (WIFEXITED(status) && WEXITSTATUS(status))
-		fprintf(stderr, "   child exit %d\n", WEXITSTATUS(status));
+	CHECK_EQ(child_under_address_limit(96UL << 20, foreign_mappings_in_our_slots), 0);
 }
 
 static void unknown_node_is_any_node(void)
