@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "init.h"
 #include "os.h"
@@ -84,12 +85,20 @@ static bool slot_is_zero(const void *p)
 void pcpu_slot_free(void *slot, unsigned int nr_cpus)
 {
 	slub_fork_handlers_check();
-	/* Read before writing: an untouched unit stays unbacked. */
+	/*
+	 * Read before writing, and read no page that was never faulted in
+	 * (os_page_untouched): an untouched unit stays unbacked.
+	 */
+	int cancel = os_cancel_off();
+	int pagemap = os_pagemap_open();
 	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
 		void *copy = pcpu_slot_of(slot, cpu);
-		if (!slot_is_zero(copy))
+		if (!os_page_untouched(pagemap, copy) && !slot_is_zero(copy))
 			memset(copy, 0, PCPU_SLOT_SIZE);
 	}
+	if (pagemap >= 0)
+		close(pagemap);
+	os_cancel_restore(cancel);
 	uintptr_t chunk = (uintptr_t)slot & ~(PCPU_UNIT_SIZE - 1);
 	unsigned int idx = (unsigned int)(((uintptr_t)slot - chunk) / PCPU_SLOT_SIZE);
 	pthread_mutex_lock(&pcpu_lock);
