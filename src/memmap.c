@@ -81,7 +81,7 @@ static void *reserve_below_4g(size_t size, size_t align)
  */
 static int map_section_table(void)
 {
-	void *table = os_map_sparse(NR_SECTION_SLOTS * sizeof(uint32_t));
+	void *table = os_map_sparse((NR_SECTION_SLOTS + 1) * sizeof(uint32_t));
 	if (!table)
 		return -1;
 	__atomic_store_n(&memmap_section_table, (uint32_t *)table, __ATOMIC_RELEASE);

@@ -158,7 +158,8 @@ static_assert(MEMMAP_PAGES_PER_SLOT >= MEMMAP_HEADER_DESCRIPTORS,
 
 /*
  * Region base >> SECTION_SHIFT for each slot (| SLOT_LARGE for a large
- * region), 0 if the slot is not ours.  NR_SECTION_SLOTS entries, mapped
+ * region), 0 if the slot is not ours.  NR_SECTION_SLOTS entries and a
+ * guard entry, always 0, for the address 1 << ADDR_BITS, mapped
  * with the first region; NULL before it, when no address is ours.  Not a
  * static array: 8 MiB of bss would make the library's image 2 MiB or more,
  * and the kernel then places it on a 2 MiB boundary, which pins libc, mapped
@@ -180,7 +181,14 @@ static inline const uint32_t *memmap_table(void)
 static inline uint32_t memmap_slot(uintptr_t addr)
 {
 	const uint32_t *table = memmap_table();
-	if (unlikely((addr >> ADDR_BITS) || !table))
+	/*
+	 * addr - 1: NULL, which free() sees more than any other non-object,
+	 * is refused without reading table[0] (as many instructions as
+	 * addr >> ADDR_BITS).  Some kernels back a read of an untouched page
+	 * with a page of its own, so reading it would cost every process a
+	 * resident page.  1 << ADDR_BITS itself reads the guard entry.
+	 */
+	if (unlikely(((addr - 1) >> ADDR_BITS) || !table))
 		return 0;
 	return READ_ONCE(table[addr >> SECTION_SHIFT]);
 }

@@ -5,10 +5,13 @@
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include <slub.h>
 #include "check.h"
 #include "memmap.h"
+#include "os.h"
 #include "page_alloc.h"
 
 static void descriptor_layout(void)
@@ -88,6 +91,33 @@ static void section_table_is_its_own_mapping(void)
 	CHECK(v.lo == (uintptr_t)table && v.hi - v.lo >= NR_SECTION_SLOTS * sizeof(uint32_t));
 	if (have_thp())
 		CHECK(v.no_huge);
+	__free_pages(page, 0);
+}
+
+/*
+ * NULL, which free() sees more than any other pointer that is no object,
+ * is refused without reading the table: table[0]'s page stays untouched (a
+ * read would map the zero page, or on some kernels a page of its own).
+ */
+static void null_lookup_reads_no_table_page(void)
+{
+	struct page *page = alloc_pages(GFP_KERNEL, 0);
+	CHECK(page != NULL);
+	const uint32_t *table = memmap_table();
+	int pagemap = os_pagemap_open();
+	if (pagemap < 0 || !os_page_untouched(pagemap, table)) {
+		/* No pagemap, or a region of ours below 64 GiB: nothing to see. */
+		printf("   (table[0]'s page cannot be watched here)\n");
+	} else {
+		CHECK(memmap_virt_to_page(NULL) == NULL);
+		CHECK(virt_to_page(NULL) == NULL);
+		kfree(NULL);
+		CHECK(os_page_untouched(pagemap, table));
+	}
+	if (pagemap >= 0)
+		close(pagemap);
+	/* The one address the check lets through past the last slot. */
+	CHECK_EQ(memmap_slot(1UL << ADDR_BITS), 0);
 	__free_pages(page, 0);
 }
 
@@ -179,6 +209,7 @@ int main(void)
 	RUN(lookups_before_any_allocation);
 	RUN(section_header_and_lookups);
 	RUN(section_table_is_its_own_mapping);
+	RUN(null_lookup_reads_no_table_page);
 	RUN(regions_without_huge_pages);
 	RUN(tails_find_their_head);
 	RUN(large_region_spans_slots);
