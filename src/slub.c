@@ -386,7 +386,9 @@ static void *retire_slot(struct kmem_cache_cpu *c, unsigned int cpu, unsigned lo
 		/* On @cpu: mark in a sequence.  Elsewhere: mark, then restart @cpu's. */
 		if (!rseq_slot_mark(slub_percpu_rseq, &c->tid, cpu)) {
 			__atomic_fetch_or(&c->tid, 1, __ATOMIC_SEQ_CST);
-			os_membarrier_rseq(cpu);
+			/* With one thread, here, no sequence runs on @cpu. */
+			if (!os_single_threaded())
+				os_membarrier_rseq(cpu);
 		}
 		*tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
 		if (os_single_threaded()) {
@@ -588,14 +590,37 @@ static struct slab *get_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu 
 	return NULL;
 }
 
+/*
+ * One thread keeps one cpu slab per cache, not one per CPU it has run on:
+ * before a new slab is made for @cpu, the slabs held by the slot the thread
+ * filled last go to the node's partial list, where get_partial() finds them.
+ * Otherwise a single-threaded program that the scheduler moves between CPUs
+ * holds a part-used slab of each size class on each of them.  Returns true
+ * if that left partial slabs to take.
+ */
+static bool adopt_lone_slabs(struct kmem_cache *s, unsigned int cpu)
+{
+	if (!os_single_threaded())
+		return false;
+	unsigned int last = s->lone_cpu;
+	if (!last-- || last == cpu || last >= s->nr_cpu_slots)
+		return false;
+	s->lone_cpu = 0;
+	flush_slot(s, last);
+	return READ_ONCE(get_node(s)->nr_partial) != 0;
+}
+
 void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	slub_fork_handlers_check();
-	unsigned int cpu = this_cpu_slot(s);
-	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+	unsigned int cpu;
+	struct kmem_cache_cpu *c;
 	unsigned long tid;
 	void *object;
 
+again:
+	cpu = this_cpu_slot(s);
+	c = cpu_slot(s, cpu);
 	slab_lock(&c->lock);
 	object = retire_slot(c, cpu, &tid);
 	struct slab *slab = c->slab;
@@ -620,6 +645,8 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 		 */
 		publish_slot(c, tid, NULL, NULL);
 		slab_unlock(&c->lock);
+		if (adopt_lone_slabs(s, cpu))
+			goto again;
 		slab = allocate_slab(s, gfp, node);
 		if (unlikely(!slab)) {
 			slab_out_of_memory(s, gfp);
@@ -642,6 +669,8 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 			deactivate_slab(s, c->slab, old_freelist);
 	}
 load:
+	if (os_single_threaded())
+		s->lone_cpu = cpu + 1;
 	publish_slot(c, tid, slab, get_freepointer(s, object));
 	slab_unlock(&c->lock);
 	return object;

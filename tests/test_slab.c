@@ -488,6 +488,57 @@ static void out_of_memory(void)
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
+/* Pin this thread to @cpu; false if it may not run there. */
+static bool run_on(int cpu)
+{
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one) == 0 && sched_getcpu() == cpu;
+}
+
+/*
+ * A lone thread that the scheduler moves keeps one cpu slab per cache: the
+ * CPU it moved to takes over the slab of the one it left (adopt_lone_slabs)
+ * instead of making a second.  Must run while the process has one thread.
+ */
+static void lone_thread_keeps_one_slab(void)
+{
+	cpu_set_t old;
+	sched_getaffinity(0, sizeof(old), &old);
+	int a = -1, b = -1;
+	for (int cpu = 0; cpu < CPU_SETSIZE && b < 0; cpu++)
+		if (CPU_ISSET(cpu, &old))
+			*(a < 0 ? &a : &b) = cpu;
+	if (b < 0 || !os_single_threaded()) {
+		fprintf(stderr, "   (needs two CPUs and one thread)\n");
+		return;
+	}
+	struct kmem_cache *s = kmem_cache_create("lone", 64, 0, 0, NULL);
+	void *x[3] = { NULL, NULL, NULL };
+	struct slab_info info;
+	if (run_on(a) && (x[0] = kmem_cache_alloc(s, GFP_KERNEL)) && run_on(b)) {
+		x[1] = kmem_cache_alloc(s, GFP_KERNEL);
+		slab_get_info(s, &info);
+		CHECK_EQ(info.num_slabs, 1);
+		CHECK(virt_to_slab(x[1]) == virt_to_slab(x[0]));
+		/* And back: the slab moves again, still alone. */
+		if (run_on(a)) {
+			x[2] = kmem_cache_alloc(s, GFP_KERNEL);
+			slab_get_info(s, &info);
+			CHECK_EQ(info.num_slabs, 1);
+		}
+	} else {
+		fprintf(stderr, "   (could not move between CPUs %d and %d)\n", a, b);
+	}
+	sched_setaffinity(0, sizeof(old), &old);
+	for (int i = 0; i < 3; i++)
+		if (x[i])
+			kmem_cache_free(s, x[i]);
+	CHECK_EQ(slab_validate_cache(s), 0);
+	kmem_cache_destroy(s);
+}
+
 static void percpu_mode(void)
 {
 	const char *opt = getenv("SLUB_OPTIONS");
@@ -513,6 +564,7 @@ int main(void)
 	pthread_atfork(prepare_that_allocates, NULL, NULL);
 	kfree(kmalloc(8, GFP_KERNEL));	/* start the slab layer */
 	RUN(percpu_mode);
+	RUN(lone_thread_keeps_one_slab);	/* before any thread */
 	RUN(alloc_free_distinct);
 	RUN(constructor_runs_once_per_object);
 	RUN(alignment_and_zeroing);
