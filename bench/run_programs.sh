@@ -136,3 +136,9 @@ for prog in "${programs[@]}"; do
 done
 awk -v t="$pt" -v r="$pr" -v n="$n" \
   'BEGIN{printf "paired with glibc (median of the per-round ratios): time %.3f, peak RSS %.3f\n", exp(t/n), exp(r/n)}'
+# The machine: what a page fault costs decides what each touched page costs
+# a short process in time as well as in memory (machine_faults.c).
+if [ -x "$build/bench/machine_faults" ]; then
+  echo "== this machine"
+  "$build/bench/machine_faults"
+fi
