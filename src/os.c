@@ -296,21 +296,6 @@ unsigned int os_possible_cpus(void)
 	return n;
 }
 
-int os_pagemap_open(void)
-{
-	return open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-}
-
-bool os_page_untouched(int pagemap, const void *addr)
-{
-	uint64_t entry;
-	off_t at = (off_t)((uintptr_t)addr / PAGE_SIZE * sizeof(entry));
-	if (pagemap < 0 || pread(pagemap, &entry, sizeof(entry), at) != sizeof(entry))
-		return false;
-	/* Bit 63: present; bit 62: swapped out.  Neither: never written. */
-	return !(entry >> 62);
-}
-
 unsigned int os_current_cpu_slow(void)
 {
 	int cpu = sched_getcpu();

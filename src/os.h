@@ -92,16 +92,6 @@ __hidden bool os_address_space_limited(void);
 /* Is every page of [addr, addr + size) mapped (by anyone)? */
 __hidden bool os_range_mapped(void *addr, size_t size);
 
-/*
- * Pages never faulted in, told by /proc/self/pagemap.  Some kernels back a
- * read fault on a private page with a page of its own rather than the
- * shared zero page, so code that must not back an untouched page asks
- * first.  os_page_untouched() is false whenever it cannot tell (@pagemap
- * -1, a short read): the caller then reads the page, which is correct.
- */
-__hidden int os_pagemap_open(void);
-__hidden bool os_page_untouched(int pagemap, const void *addr);
-
 /* 0 when the system page size is the PAGE_SIZE we are built for. */
 __hidden int os_check_page_size(void);
 /* Number of possible CPUs (from sysfs), at most SLUB_MAX_CPUS. */

@@ -16,7 +16,6 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "init.h"
 #include "os.h"
@@ -24,6 +23,7 @@
 struct pcpu_chunk {
 	struct pcpu_chunk *next;
 	uint64_t used[PCPU_SLOTS_PER_CHUNK / 64];	/* bit i: slot i taken */
+	uint64_t dirty[PCPU_SLOTS_PER_CHUNK / 64];	/* bit i: slot i was used: zero it */
 };
 static_assert(sizeof(struct pcpu_chunk) <= PCPU_SLOT_SIZE, "the header is slot 0");
 static_assert(PCPU_SLOTS_PER_CHUNK % 64 == 0, "whole bitmap words");
@@ -48,31 +48,6 @@ static struct pcpu_chunk *pcpu_new_chunk(unsigned int nr_cpus)
 	return chunk;
 }
 
-void *pcpu_slot_alloc(unsigned int nr_cpus)
-{
-	slub_fork_handlers_check();
-	void *slot = NULL;
-	pthread_mutex_lock(&pcpu_lock);
-	struct pcpu_chunk *chunk = pcpu_chunks;
-	for (;; chunk = chunk->next) {
-		if (!chunk && !(chunk = pcpu_new_chunk(nr_cpus)))
-			break;
-		for (unsigned int w = 0; w < PCPU_SLOTS_PER_CHUNK / 64; w++) {
-			if (chunk->used[w] == ~0ULL)
-				continue;
-			unsigned int bit = (unsigned int)__builtin_ctzll(~chunk->used[w]);
-			chunk->used[w] |= 1ULL << bit;
-			slot = (char *)chunk + (size_t)(w * 64 + bit) * PCPU_SLOT_SIZE;
-			goto out;
-		}
-	}
-out:
-	pthread_mutex_unlock(&pcpu_lock);
-	if (!slot)
-		errno = ENOMEM;
-	return slot;
-}
-
 static bool slot_is_zero(const void *p)
 {
 	const uint64_t *w = p;
@@ -82,27 +57,59 @@ static bool slot_is_zero(const void *p)
 	return true;
 }
 
+void *pcpu_slot_alloc(unsigned int nr_cpus)
+{
+	slub_fork_handlers_check();
+	void *slot = NULL;
+	pthread_mutex_lock(&pcpu_lock);
+	bool dirty = false;
+	struct pcpu_chunk *chunk = pcpu_chunks;
+	for (;; chunk = chunk->next) {
+		if (!chunk && !(chunk = pcpu_new_chunk(nr_cpus)))
+			break;
+		for (unsigned int w = 0; w < PCPU_SLOTS_PER_CHUNK / 64; w++) {
+			if (chunk->used[w] == ~0ULL)
+				continue;
+			unsigned int bit = (unsigned int)__builtin_ctzll(~chunk->used[w]);
+			chunk->used[w] |= 1ULL << bit;
+			dirty = chunk->dirty[w] & (1ULL << bit);
+			chunk->dirty[w] &= ~(1ULL << bit);
+			slot = (char *)chunk + (size_t)(w * 64 + bit) * PCPU_SLOT_SIZE;
+			goto out;
+		}
+	}
+out:
+	pthread_mutex_unlock(&pcpu_lock);
+	if (!slot) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/*
+	 * A slot used before: zero the copies that are not.  Read before
+	 * writing, so a unit no CPU wrote is not made resident by a memset
+	 * (where the kernel maps its zero page for the read).
+	 */
+	for (unsigned int cpu = 0; dirty && cpu < nr_cpus; cpu++) {
+		void *copy = pcpu_slot_of(slot, cpu);
+		if (!slot_is_zero(copy))
+			memset(copy, 0, PCPU_SLOT_SIZE);
+	}
+	return slot;
+}
+
 void pcpu_slot_free(void *slot, unsigned int nr_cpus)
 {
 	slub_fork_handlers_check();
+	(void)nr_cpus;
 	/*
-	 * Read before writing, and read no page that was never faulted in
-	 * (os_page_untouched): an untouched unit stays unbacked.
+	 * Nothing is read or written here: the next user zeroes what it
+	 * finds (pcpu_slot_alloc), and a slot never used again costs nothing.
 	 */
-	int cancel = os_cancel_off();
-	int pagemap = os_pagemap_open();
-	for (unsigned int cpu = 0; cpu < nr_cpus; cpu++) {
-		void *copy = pcpu_slot_of(slot, cpu);
-		if (!os_page_untouched(pagemap, copy) && !slot_is_zero(copy))
-			memset(copy, 0, PCPU_SLOT_SIZE);
-	}
-	if (pagemap >= 0)
-		close(pagemap);
-	os_cancel_restore(cancel);
 	uintptr_t chunk = (uintptr_t)slot & ~(PCPU_UNIT_SIZE - 1);
 	unsigned int idx = (unsigned int)(((uintptr_t)slot - chunk) / PCPU_SLOT_SIZE);
 	pthread_mutex_lock(&pcpu_lock);
 	((struct pcpu_chunk *)chunk)->used[idx / 64] &= ~(1ULL << (idx % 64));
+	((struct pcpu_chunk *)chunk)->dirty[idx / 64] |= 1ULL << (idx % 64);
 	pthread_mutex_unlock(&pcpu_lock);
 }
 

@@ -8,7 +8,9 @@
  * the rseq sequences use.  All of one CPU's slots are thus packed into its
  * own pages, and no two CPUs' slots share a page.  A CPU the program never
  * runs on backs its unit only when something walks every slot: fork()
- * (the handlers lock each slot), validation and statistics.  A page per
+ * (the handlers lock each slot), validation, statistics, and the reuse of
+ * a destroyed cache's slot where the kernel backs a read fault with a page
+ * of its own.  A page per
  * cache per CPU set (the first design) cost some 80 KiB of resident memory
  * in every process.
  */
@@ -30,7 +32,7 @@
  * call: os_possible_cpus()).  Returns CPU 0's copy, or NULL (ENOMEM).
  */
 __hidden void *pcpu_slot_alloc(unsigned int nr_cpus);
-/* Give a slot back; copies that were written are zeroed for the next user. */
+/* Give a slot back; its next user finds it zero again (pcpu_slot_alloc). */
 __hidden void pcpu_slot_free(void *slot, unsigned int nr_cpus);
 
 /* The copy of @slot for @cpu. */

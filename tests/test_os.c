@@ -62,31 +62,6 @@ static void reserve_commit_decommit_release(void)
 	CHECK_EQ(os_release(p, size), 0);
 }
 
-/* Pages never faulted in, as /proc/self/pagemap tells them. */
-static void pages_untouched_by_pagemap(void)
-{
-	int pagemap = os_pagemap_open();
-	CHECK(!os_page_untouched(-1, &pagemap));	/* cannot tell: "touched" */
-	if (pagemap < 0) {
-		printf("   (no /proc/self/pagemap here)\n");
-		return;
-	}
-	char *p = os_map_sparse(3 * PAGE_SIZE);
-	CHECK(p != NULL);
-	if (!p)
-		return;
-	CHECK(os_page_untouched(pagemap, p + PAGE_SIZE));
-	p[PAGE_SIZE + 100] = 1;
-	CHECK(os_page_untouched(pagemap, p));
-	CHECK(!os_page_untouched(pagemap, p + PAGE_SIZE));
-	CHECK(!os_page_untouched(pagemap, p + 2 * PAGE_SIZE - 1));
-	CHECK(os_page_untouched(pagemap, p + 2 * PAGE_SIZE));
-	CHECK_EQ(os_decommit(p + PAGE_SIZE, PAGE_SIZE), 0);
-	CHECK(os_page_untouched(pagemap, p + PAGE_SIZE));
-	CHECK_EQ(os_release(p, 3 * PAGE_SIZE), 0);
-	close(pagemap);
-}
-
 static void reserve_at_a_fixed_place(void)
 {
 	char *p = os_reserve(4UL << 20, 4UL << 20);
@@ -182,7 +157,6 @@ int main(void)
 	slub_reclaim();
 	fprintf(stderr, "rseq area: %s\n", os_rseq_offset ? "in use" : "not available (sched_getcpu fallback)");
 	RUN(reserve_commit_decommit_release);
-	RUN(pages_untouched_by_pagemap);
 	RUN(reserve_at_a_fixed_place);
 	RUN(aligned_reservation_within_address_limit);
 	RUN(ops_table_is_used);
