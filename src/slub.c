@@ -36,7 +36,9 @@
  * slab_unlock() calls, so a section that skipped the one skips the other;
  * pthread_create() publishes every plain store made before it.  Cold paths
  * (flush, shrink, validation) lock always: skipping a lock some other
- * section took for real is harmless with one thread.
+ * section took for real is harmless with one thread.  As in glibc, a
+ * thread made with a raw clone() that then allocates is not supported:
+ * glibc does not know of it, so neither do we.
  */
 static inline void slab_lock(pthread_mutex_t *m)
 {
@@ -669,7 +671,7 @@ again:
 			deactivate_slab(s, c->slab, old_freelist);
 	}
 load:
-	if (os_single_threaded())
+	if (os_single_threaded() && s->lone_cpu != cpu + 1)
 		s->lone_cpu = cpu + 1;
 	publish_slot(c, tid, slab, get_freepointer(s, object));
 	slab_unlock(&c->lock);
