@@ -202,6 +202,22 @@ int os_decommit(void *addr, size_t size)
 	return slub_os.madvise(addr, size, MADV_DONTNEED) ? -errno : 0;
 }
 
+void os_populate(void *addr, size_t size)
+{
+#ifdef MADV_POPULATE_WRITE
+	static bool unsupported;
+	if (READ_ONCE(unsupported))
+		return;
+	int saved_errno = errno;
+	if (slub_os.madvise(addr, size, MADV_POPULATE_WRITE) && errno == EINVAL)
+		WRITE_ONCE(unsupported, true);
+	errno = saved_errno;
+#else
+	(void)addr;
+	(void)size;
+#endif
+}
+
 int os_release(void *addr, size_t size)
 {
 	return slub_os.munmap(addr, size) ? -errno : 0;

@@ -92,6 +92,13 @@ __hidden bool os_address_space_limited(void);
 /* Is every page of [addr, addr + size) mapped (by anyone)? */
 __hidden bool os_range_mapped(void *addr, size_t size);
 
+/*
+ * Fault in [addr, addr + size) for writing with one call (MADV_POPULATE_WRITE,
+ * Linux 5.14), for memory about to be written whole.  Best effort: errno
+ * is kept, and a kernel without it is not asked again.
+ */
+__hidden void os_populate(void *addr, size_t size);
+
 /* 0 when the system page size is the PAGE_SIZE we are built for. */
 __hidden int os_check_page_size(void);
 /* Number of possible CPUs (from sysfs), at most SLUB_MAX_CPUS. */

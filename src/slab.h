@@ -223,6 +223,7 @@ struct kmem_cache {
 	struct kmem_cache_node node[1];		/* MAX_NUMNODES */
 	unsigned int nr_cpu_slots;
 	unsigned int lone_cpu;			/* 1 + the slot a lone thread last filled (slub.c) */
+	unsigned int populate_slabs;		/* slabs held before new ones are populated whole */
 	unsigned int max_order;			/* at least this high a limit (malloc classes) */
 	uint64_t reciprocal_size;		/* ceil(2^44 / size): index without a division */
 };

@@ -28,6 +28,7 @@ bool kmem_cache_open(struct kmem_cache *s)
 		return false;
 	set_min_partial(s);
 	set_cpu_partial(s);
+	s->populate_slabs = (unsigned int)slub_opt(populate_slabs);
 	s->nr_cpu_slots = os_possible_cpus();
 	/* Zeroed slots: an all-zero slot is a valid empty one (mutex included). */
 	s->cpu_slab = pcpu_slot_alloc(s->nr_cpu_slots);

@@ -158,6 +158,19 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	unsigned int objects = oo_objects(oo);
 	void *start = slab_address(slab);
 	/*
+	 * A cache that already holds populate_slabs slabs will fill this one
+	 * too: fault it in with one call, not page by page as the lazy link-up
+	 * and the objects' users reach each page.  A fault costs some 0.5 us
+	 * on bare metal and 10 us in the virtual machines our CI runs on
+	 * (bench/machine_faults), where the call costs 0.45 us a page: sqlite
+	 * runs 6% faster there.  A cache's first slabs stay lazy, so a small
+	 * process keeps one touched page per class.
+	 */
+	struct kmem_cache_node *n = get_node(s);
+	if (s->populate_slabs &&
+	    __atomic_load_n(&n->nr_slabs, __ATOMIC_RELAXED) >= s->populate_slabs)
+		os_populate(start, PAGE_SIZE << oo_order(oo));
+	/*
 	 * Constructors run once per object, here, never on reuse: here, since
 	 * a constructor may allocate and the lazy link-up runs under c->lock.
 	 * Without one only the first page is linked (slab.h, "built").
@@ -176,7 +189,6 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELEASE);
 	__atomic_or_fetch(&slab->flags, PG_slab, __ATOMIC_RELEASE);
 
-	struct kmem_cache_node *n = get_node(s);
 	__atomic_add_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
 	unsigned long pages = __atomic_add_fetch(&n->total_pages, 1UL << oo_order(oo),

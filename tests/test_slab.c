@@ -539,6 +539,53 @@ static void lone_thread_keeps_one_slab(void)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * Once a cache holds slub_populate_slabs slabs, each new one is faulted in
+ * whole with one call (os_populate); before that a new slab has only the
+ * page its first objects lie in.
+ */
+static void hot_cache_slabs_populated(void)
+{
+	cpu_set_t old;
+	sched_getaffinity(0, sizeof(old), &old);
+	run_on(sched_getcpu());		/* one cpu slab at a time */
+	slub_reclaim();			/* free blocks given back: new slabs start untouched */
+	struct kmem_cache *s = kmem_cache_create("populate", 1000, 0, 0, NULL);
+	unsigned int order = oo_order(s->oo), hot = s->populate_slabs;
+	size_t bytes = PAGE_SIZE << order;
+	CHECK(order >= 2);
+	if (!hot) {
+		fprintf(stderr, "   (slub_populate_slabs=0: nothing is populated)\n");
+		kmem_cache_destroy(s);
+		sched_setaffinity(0, sizeof(old), &old);
+		return;
+	}
+	enum { MAX = 4096 };
+	static void *obj[MAX];
+	unsigned int n = 0, slabs = 0, checked = 0;
+	while (n < MAX && slabs <= hot) {
+		obj[n] = kmem_cache_alloc(s, GFP_KERNEL);
+		if (!obj[n])
+			break;
+		if (s->node[0].nr_slabs > slabs) {
+			slabs = (unsigned int)s->node[0].nr_slabs;
+			void *start = slab_address(virt_to_slab(obj[n]));
+			unsigned int pages = resident_pages(start, (unsigned int)(bytes / PAGE_SIZE));
+			if (slabs <= hot)
+				CHECK(pages < bytes / PAGE_SIZE);	/* lazy */
+			else
+				CHECK_EQ(pages, bytes / PAGE_SIZE);	/* populated */
+			checked++;
+		}
+		n++;
+	}
+	CHECK_EQ(checked, hot + 1);
+	while (n--)
+		kmem_cache_free(s, obj[n]);
+	kmem_cache_destroy(s);
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 static void percpu_mode(void)
 {
 	const char *opt = getenv("SLUB_OPTIONS");
@@ -565,6 +612,7 @@ int main(void)
 	kfree(kmalloc(8, GFP_KERNEL));	/* start the slab layer */
 	RUN(percpu_mode);
 	RUN(lone_thread_keeps_one_slab);	/* before any thread */
+	RUN(hot_cache_slabs_populated);
 	RUN(alloc_free_distinct);
 	RUN(constructor_runs_once_per_object);
 	RUN(alignment_and_zeroing);
