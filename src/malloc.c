@@ -24,12 +24,14 @@
 #include "init.h"
 #include "malloc_classes.h"
 #include "malloc_extents.h"
+#include "os.h"
 #include "report.h"
 
 #define MALLOC_API __attribute__((visibility("default")))
 /* Out of memory is the caller's to handle: no warning, as in glibc. */
 #define MALLOC_GFP (GFP_KERNEL | __GFP_NOWARN)
 #define MALLOC_MIN_ALIGN 16
+#define REALLOC_POPULATE_MIN (64UL << 10)	/* 16 pages: one call beats 16 faults */
 
 /* ---- allocation ------------------------------------------------------------------ */
 
@@ -223,7 +225,18 @@ MALLOC_API void *realloc(void *p, size_t size)
 	void *q = malloc(size);
 	if (!q)
 		return NULL;
-	memcpy(q, p, size < old ? size : old);
+	size_t copy = size < old ? size : old;
+	/*
+	 * A long copy writes every page it reaches: fault them in with one
+	 * call, not one fault per page (os_populate; see allocate_slab).
+	 */
+	if (copy >= REALLOC_POPULATE_MIN) {
+		uintptr_t from = ALIGN_UP((uintptr_t)q, PAGE_SIZE);
+		uintptr_t to = ((uintptr_t)q + copy) & ~(PAGE_SIZE - 1);
+		if (to > from)
+			os_populate((void *)from, to - from);
+	}
+	memcpy(q, p, copy);
 	free(p);
 	return q;
 }
