@@ -232,7 +232,7 @@ MALLOC_API void *realloc(void *p, size_t size)
 	 */
 	if (copy >= REALLOC_POPULATE_MIN) {
 		uintptr_t from = ALIGN_UP((uintptr_t)q, PAGE_SIZE);
-		uintptr_t to = ((uintptr_t)q + copy) & ~(PAGE_SIZE - 1);
+		uintptr_t to = ALIGN_DOWN((uintptr_t)q + copy, PAGE_SIZE);
 		if (to > from)
 			os_populate((void *)from, to - from);
 	}

@@ -97,10 +97,9 @@ out:
 	return slot;
 }
 
-void pcpu_slot_free(void *slot, unsigned int nr_cpus)
+void pcpu_slot_free(void *slot)
 {
 	slub_fork_handlers_check();
-	(void)nr_cpus;
 	/*
 	 * Nothing is read or written here: the next user zeroes what it
 	 * finds (pcpu_slot_alloc), and a slot never used again costs nothing.

@@ -33,7 +33,7 @@
  */
 __hidden void *pcpu_slot_alloc(unsigned int nr_cpus);
 /* Give a slot back; its next user finds it zero again (pcpu_slot_alloc). */
-__hidden void pcpu_slot_free(void *slot, unsigned int nr_cpus);
+__hidden void pcpu_slot_free(void *slot);
 
 /* The copy of @slot for @cpu. */
 static inline void *pcpu_slot_of(void *slot, unsigned int cpu)

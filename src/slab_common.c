@@ -43,7 +43,7 @@ bool kmem_cache_open(struct kmem_cache *s)
 
 static void free_cpu_slab(struct kmem_cache *s)
 {
-	pcpu_slot_free(s->cpu_slab, s->nr_cpu_slots);
+	pcpu_slot_free(s->cpu_slab);
 	s->cpu_slab = NULL;
 }
 

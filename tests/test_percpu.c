@@ -50,7 +50,7 @@ static void slots_distinct_and_zero(void)
 		other += ((uintptr_t)slots[i] & ~(PCPU_UNIT_SIZE - 1)) != first;
 	CHECK(other > 0);
 	for (int i = 0; i < MANY; i++)
-		pcpu_slot_free(slots[i], cpus);
+		pcpu_slot_free(slots[i]);
 }
 
 static void freed_slot_comes_back_zero(void)
@@ -58,12 +58,12 @@ static void freed_slot_comes_back_zero(void)
 	unsigned int cpus = os_possible_cpus();
 	void *a = pcpu_slot_alloc(cpus);
 	memset(pcpu_slot_of(a, cpus - 1), 0x5a, PCPU_SLOT_SIZE);
-	pcpu_slot_free(a, cpus);
+	pcpu_slot_free(a);
 	void *b = pcpu_slot_alloc(cpus);
 	CHECK(a == b);		/* lowest free slot first */
 	for (unsigned int cpu = 0; cpu < cpus; cpu++)
 		CHECK(all_zero(pcpu_slot_of(b, cpu)));
-	pcpu_slot_free(b, cpus);
+	pcpu_slot_free(b);
 }
 
 static void untouched_units_unbacked(void)
@@ -73,7 +73,7 @@ static void untouched_units_unbacked(void)
 	for (int i = 0; i < (int)PCPU_SLOTS_PER_CHUNK - 1; i++)
 		slots[i] = pcpu_slot_alloc(cpus);
 	for (int i = 0; i < (int)PCPU_SLOTS_PER_CHUNK - 1; i++)
-		pcpu_slot_free(slots[i], cpus);
+		pcpu_slot_free(slots[i]);
 	/* Written: the header's page.  Zeroing every copy would back every unit. */
 	long rss = smaps_vma_of(slots[0]).rss_kb;
 	CHECK(rss >= 4);
