@@ -6,7 +6,6 @@
 #ifndef SLUB_TEST_CHECK_H
 #define SLUB_TEST_CHECK_H
 
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -169,26 +168,6 @@ static inline struct smaps_vma smaps_vma_of(const void *addr)
 	}
 	fclose(f);
 	return v;
-}
-
-/*
- * Has the page at @addr been faulted in (present or swapped out, by
- * /proc/self/pagemap)?  1 yes, 0 no, -1 when pagemap cannot be read.  A
- * read of a never-written page maps the zero page (present) or, on some
- * kernels, a page of its own: either way it shows here.
- */
-static inline int page_faulted_in(const void *addr)
-{
-	uint64_t entry;
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	off_t at = (off_t)((uintptr_t)addr / 4096 * sizeof(entry));
-	ssize_t n = pread(fd, &entry, sizeof(entry), at);
-	close(fd);
-	if (n != sizeof(entry))
-		return -1;
-	return (entry >> 62) != 0;	/* bit 63 present, bit 62 swapped */
 }
 
 /* Sanitizer builds run shorter stress loops. */
