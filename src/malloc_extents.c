@@ -5,7 +5,7 @@
  * map.  Up to 4 MiB they are runs of buddy blocks; above, mappings of
  * their own, which realloc resizes in place and which a small cache of
  * recently freed ones saves from being unmapped and faulted in again when
- * a program frees and asks for big buffers in a loop.
+ * a program frees a big buffer and asks for big buffers again.
  */
 #define _GNU_SOURCE
 #include "malloc_extents.h"
@@ -19,17 +19,23 @@
 #include "page_alloc.h"
 
 /*
- * The cache: a few freed mappings, 32 MiB at most, each in a slot taken
+ * The cache: a few freed mappings, 128 MiB at most, each in a slot taken
  * and filled with atomic exchanges (no lock, so nothing for fork() to worry
- * about).  An entry older than slub_decay_ms is unmapped at the next call
- * for any extent, as the page allocator's decay gives back buddy pages; a
- * program that stops making big blocks keeps at most those 32 MiB.
+ * about).  A later block is cut from the one that fits best, its pages
+ * moved, not faulted in again: sort frees its 64 MiB buffer and asks for
+ * three of 21 MiB.  The cache never raises the peak: whenever the process
+ * takes fresh pages from the page allocator, the cache gives back as many
+ * first (slub_malloc_pages_taken).  An entry older than slub_decay_ms is
+ * unmapped at the next page-level call, as the page allocator's decay gives
+ * back buddy pages, or by the decay thread when the program sleeps.
  */
 #define EXTENT_CACHE_SLOTS 4
-#define EXTENT_CACHE_MAX_PAGES (32UL << (20 - PAGE_SHIFT))	/* all entries together */
+#define EXTENT_CACHE_MAX_PAGES (128UL << (20 - PAGE_SHIFT))	/* all entries together */
 
 static struct page *extent_cache[EXTENT_CACHE_SLOTS];
 static uint64_t extent_cache_when[EXTENT_CACHE_SLOTS];
+/* Each slot's pages when it was filled: a hint (its entry may be gone since). */
+static unsigned long extent_cache_pages[EXTENT_CACHE_SLOTS];
 
 static unsigned long pages_for(size_t size)
 {
@@ -42,11 +48,13 @@ static void extent_release(struct page *page)
 }
 
 /*
- * Give a freed block back to the OS at once?  As glibc unmaps a chunk
- * above its mmap threshold, and raises the threshold to that chunk's size:
- * a buffer used once (git pack-objects' 4 MiB) does not stay resident for
- * the decay, while blocks of a size freed before are kept, since a program
- * that frees one such block will likely ask for another (no page faults).
+ * Give a freed buddy extent back to the OS at once?  As glibc unmaps a
+ * chunk above its mmap threshold, and raises the threshold to that chunk's
+ * size: a buffer used once (git pack-objects' 4 MiB) does not stay resident
+ * for the decay, while blocks of a size freed before are kept, since a
+ * program that frees one such block will likely ask for another (no page
+ * faults).  Mappings go to the cache instead, which gives them back before
+ * the process takes fresh pages, so they cost no peak.
  */
 #define RELEASE_MIN_PAGES ((128UL << 10) >> PAGE_SHIFT)	/* glibc's first threshold */
 #define RELEASE_MAX_PAGES (32UL << (20 - PAGE_SHIFT))	/* and its highest */
@@ -108,28 +116,11 @@ static void extent_cache_expire(uint64_t now)
 	}
 }
 
-/* A cached mapping resized to @nr pages, or NULL. */
-static struct page *extent_cache_take(unsigned long nr)
+static bool extent_cache_put(struct page *page, uint64_t when)
 {
-	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
-		struct page *page = extent_cache_slot_take(i);
-		if (!page)
-			continue;
-		if (resize_pages_extent(page, page->nr_extent_pages, nr)) {
-			page->nr_extent_pages = nr;
-			return page;
-		}
-		/* Its slots cannot hold @nr pages: it goes (the cache keeps the newest). */
-		extent_release(page);
-	}
-	return NULL;
-}
-
-static bool extent_cache_put(struct page *page, uint64_t now)
-{
+	unsigned long nr = page->nr_extent_pages;
 	if (!memmap_in_large_region(page) ||
-	    READ_ONCE(page_alloc_stats.idle_extent_pages) + page->nr_extent_pages >
-		    EXTENT_CACHE_MAX_PAGES)
+	    READ_ONCE(page_alloc_stats.idle_extent_pages) + nr > EXTENT_CACHE_MAX_PAGES)
 		return false;	/* racing puts may pass this together: a bound, not a limit */
 	idle_account(page, 1);	/* before it is visible: whoever takes it un-counts it */
 	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
@@ -137,12 +128,110 @@ static bool extent_cache_put(struct page *page, uint64_t now)
 		if (__atomic_compare_exchange_n(&extent_cache[i], &empty, page, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
 			/* An expiry that sees the old time only unmaps it early. */
-			WRITE_ONCE(extent_cache_when[i], now);
+			WRITE_ONCE(extent_cache_when[i], when);
+			WRITE_ONCE(extent_cache_pages[i], nr);
 			return true;
 		}
 	}
 	idle_account(page, -1);
 	return false;
+}
+
+/* Back into the cache, or unmapped if it no longer fits there. */
+static void extent_cache_return(struct page *page, uint64_t when)
+{
+	if (!extent_cache_put(page, when))
+		extent_release(page);
+}
+
+/*
+ * The slot to serve @nr pages from: the smallest entry that holds them,
+ * else the largest (grown).  -1: none.
+ */
+static int extent_cache_pick(unsigned long nr)
+{
+	int fit = -1, largest = -1;
+	unsigned long fit_nr = 0, largest_nr = 0;
+	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
+		if (!READ_ONCE(extent_cache[i]))
+			continue;
+		unsigned long n = READ_ONCE(extent_cache_pages[i]);
+		if (n >= nr && (fit < 0 || n < fit_nr))
+			fit = i, fit_nr = n;
+		if (largest < 0 || n > largest_nr)
+			largest = i, largest_nr = n;
+	}
+	return fit >= 0 ? fit : largest;
+}
+
+/*
+ * A cached mapping made @nr pages long, or NULL; *@dirty: how many of its
+ * first pages were written before (what grows it comes zero).  A bigger
+ * one keeps its head for the block and its tail moves on, cached, when that
+ * is still a mapping's size; else it shrinks.  A smaller one grows in
+ * place, or moves to a bigger mapping.
+ */
+static struct page *extent_cache_take(unsigned long nr, unsigned long *dirty)
+{
+	int i = extent_cache_pick(nr);
+	if (i < 0)
+		return NULL;
+	uint64_t when = READ_ONCE(extent_cache_when[i]);
+	struct page *page = extent_cache_slot_take(i);
+	if (!page)
+		return NULL;	/* another thread took it first */
+	unsigned long have = page->nr_extent_pages;
+	*dirty = have < nr ? have : nr;
+	if (have > nr + MAX_ORDER_NR_PAGES) {
+		struct page *rest = split_pages_extent(page, have, have - nr);
+		if (rest) {
+			rest->nr_extent_pages = have - nr;
+			extent_cache_return(rest, when);
+			page->nr_extent_pages = nr;
+			return page;
+		}
+	}
+	if (have < nr)
+		slub_malloc_pages_taken(nr - have);	/* the rest of the cache pays for growing */
+	if (resize_pages_extent(page, have, nr)) {
+		page->nr_extent_pages = nr;
+		return page;
+	}
+	struct page *moved = have < nr ? remap_pages_extent(page, have, nr) : NULL;
+	if (moved) {
+		moved->nr_extent_pages = nr;
+		return moved;
+	}
+	extent_release(page);
+	return NULL;
+}
+
+/*
+ * The page allocator's call while the cache holds mappings: age them, and
+ * give back at least @fresh pages, which the program is about to make
+ * resident elsewhere, so that the cache never adds to the peak.
+ */
+void slub_malloc_pages_taken(unsigned long fresh)
+{
+	extent_cache_expire(os_now_ms());
+	/*
+	 * Exactly what was taken: more would be faulted in again by the next
+	 * big block, and a madvise costs less than the faults it stands for.
+	 */
+	for (int i = 0; i < EXTENT_CACHE_SLOTS && fresh; i++) {
+		uint64_t when = READ_ONCE(extent_cache_when[i]);
+		struct page *page = extent_cache_slot_take(i);
+		if (!page)
+			continue;
+		unsigned long have = page->nr_extent_pages;
+		if (have > fresh + MAX_ORDER_NR_PAGES && resize_pages_extent(page, have, have - fresh)) {
+			page->nr_extent_pages = have - fresh;
+			extent_cache_return(page, when);
+			return;
+		}
+		extent_release(page);
+		fresh = fresh > have ? fresh - have : 0;
+	}
 }
 
 /* The decay thread's look: cached mappings age out while the program sleeps too. */
@@ -174,10 +263,11 @@ void *extent_alloc(size_t size, size_t align, gfp_t gfp)
 	if (READ_ONCE(page_alloc_stats.idle_extents))
 		extent_cache_expire(os_now_ms());
 	if (nr > MAX_ORDER_NR_PAGES && align <= PAGE_SIZE && READ_ONCE(page_alloc_stats.idle_extents)) {
-		page = extent_cache_take(nr);
-		/* Reused pages are dirty; fresh ones below come zeroed. */
+		unsigned long dirty = 0;
+		page = extent_cache_take(nr, &dirty);
+		/* Reused pages are dirty; what grew them, and fresh ones below, come zeroed. */
 		if (page && (gfp & __GFP_ZERO))
-			memset(memmap_page_address(page), 0, nr << PAGE_SHIFT);
+			memset(memmap_page_address(page), 0, dirty << PAGE_SHIFT);
 	}
 	bool zero_by_decommit = false;
 	if (!page) {
@@ -227,9 +317,13 @@ bool extent_free(void *p)
 	if (!page)
 		return false;
 	uint64_t now = os_now_ms();
-	if (release_now(page->nr_extent_pages))
-		release_pages_extent(page, page->nr_extent_pages);
-	else if (!extent_cache_put(page, now))
+	unsigned long nr = page->nr_extent_pages;
+	bool release = release_now(nr);	/* raises the threshold, as glibc's */
+	if (memmap_in_large_region(page))
+		extent_cache_return(page, now);	/* whatever its size: the cache costs no peak */
+	else if (release)
+		release_pages_extent(page, nr);
+	else
 		extent_release(page);
 	extent_cache_expire(now);
 	return true;
@@ -249,6 +343,8 @@ void *extent_resize(void *p, size_t size)
 	unsigned long nr = pages_for(size);
 	if (!page)
 		return NULL;
+	if (nr > page->nr_extent_pages && READ_ONCE(page_alloc_stats.idle_extents))
+		slub_malloc_pages_taken(nr - page->nr_extent_pages);
 	if (!resize_pages_extent(page, page->nr_extent_pages, nr)) {
 		/* A mapping of its own that outgrew its slots moves its pages, not its bytes. */
 		if (nr <= MAX_ORDER_NR_PAGES ||

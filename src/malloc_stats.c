@@ -131,15 +131,19 @@ MALLOC_API int malloc_info(int options, FILE *fp)
 	/* Blocks realloc moved by their pages (mremap), and the bytes not copied. */
 	size_t moved = READ_ONCE(page_alloc_stats.remapped_extents);
 	size_t moved_bytes = READ_ONCE(page_alloc_stats.remapped_pages) << PAGE_SHIFT;
+	/* Freed mappings cut for later, smaller blocks: the pieces moved on, cached. */
+	size_t split = READ_ONCE(page_alloc_stats.split_extents);
+	size_t split_bytes = READ_ONCE(page_alloc_stats.split_pages) << PAGE_SHIFT;
 	fprintf(fp, "<malloc version=\"libslub-1\">\n"
 		    "<total type=\"slabs\" size=\"%zu\"/>\n<total type=\"in-use\" size=\"%zu\"/>\n"
 		    "<total type=\"free-resident\" size=\"%zu\"/>\n"
 		    "<total type=\"mmap\" count=\"%zu\" size=\"%zu\"/>\n"
 		    "<total type=\"returned\" size=\"%zu\"/>\n"
 		    "<total type=\"returned-by-bound\" size=\"%zu\"/>\n"
-		    "<total type=\"mmap-moved\" count=\"%zu\" size=\"%zu\"/>\n</malloc>\n",
+		    "<total type=\"mmap-moved\" count=\"%zu\" size=\"%zu\"/>\n"
+		    "<total type=\"mmap-split\" count=\"%zu\" size=\"%zu\"/>\n</malloc>\n",
 		m.arena - m.keepcost, m.uordblks, m.keepcost, m.hblks, m.hblkhd, returned, by_bound,
-		moved, moved_bytes);
+		moved, moved_bytes, split, split_bytes);
 	return 0;
 }
 

@@ -131,7 +131,8 @@ struct mem_region {
 	uint64_t word_tag;	/* PAGE_WORD_TAG: a stray lookup finds no tail, no cache */
 	uint32_t nr_slots;
 	uint32_t first_page;	/* index of the first data page */
-	uint64_t nr_pages;	/* data pages */
+	uint64_t nr_pages;	/* data pages (LARGE: the pages after them are zero:
+				   never touched, or given back when it shrank) */
 	/* descriptor 1: reserved as well, to every lookup */
 	uint32_t flags1;	/* PG_reserved */
 	union {

@@ -738,6 +738,11 @@ void page_alloc_fork_child(void)
  * zero: the caller prepares it (a compound block, or an extent's cut);
  * *zero: known zero.
  */
+__attribute__((weak)) void slub_malloc_pages_taken(unsigned long fresh)
+{
+	(void)fresh;
+}
+
 static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, bool *zero,
 				bool use_pcp)
 {
@@ -758,6 +763,9 @@ static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, b
 			return alloc_failed(gfp, order, full ? "no address space left below 4 GiB"
 							     : "out of memory");
 	}
+	/* No lock held: the malloc library may give mappings back from here. */
+	if (unlikely(READ_ONCE(page_alloc_stats.idle_extents)))
+		slub_malloc_pages_taken(*zero ? 1UL << order : 0);
 	return page;
 }
 
@@ -1244,6 +1252,70 @@ struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned lo
 	__atomic_add_fetch(&page_alloc_stats.remapped_pages, nr, __ATOMIC_RELAXED);
 	extent_account(new_nr, 1);
 	extent_account(nr, -1);
+	return head;
+}
+
+struct page *split_pages_extent(struct page *page, unsigned long nr, unsigned long take)
+{
+	slub_fork_handlers_check();
+	if (!memmap_in_large_region(page) || !take || take >= nr)
+		return NULL;
+	struct mem_region *old = page_region(page);
+	if (old->zone == ZONE_DMA32)
+		return NULL;	/* as remap_pages_extent() */
+	struct mem_region *r = memmap_add_region_for_move(take, old->zone);
+	if (!r)
+		return NULL;
+	r->nr_pages = take;
+	r->moved_pages = (uint32_t)take;
+	struct page *head = region_first_page(r);
+	unsigned long keep = nr - take;
+	char *from = (char *)memmap_page_address(page) + (keep << PAGE_SHIFT);
+	char *to = memmap_page_address(head);
+	size_t bytes = take << PAGE_SHIFT;
+	char *beyond = NULL;
+	size_t beyond_bytes = 0;
+
+	memmap_lock();
+	bool ok = page == region_first_page(old) && page->order == EXTENT_ORDER &&
+		  old->nr_pages == nr && (page_flags(page) & PG_head) && !os_move(from, bytes, to, bytes);
+	if (ok) {
+		head->order = EXTENT_ORDER;
+		head->zone = page->zone;
+		head->node = page->node;
+		r->node = old->node;
+		__atomic_store_n(&head->flags, PG_head | PG_large, __ATOMIC_RELEASE);
+		old->nr_pages = keep;
+		if (old->moved_pages)
+			old->moved_pages = (uint32_t)keep;	/* its one mapping ends there now */
+		/*
+		 * The moved range is a hole anyone's mmap may fill at once: the
+		 * old reservation ends before it, and what it held beyond the
+		 * hole (ours) goes.  The old extent then grows as one under a
+		 * limit on address space does: into what is free beside it.
+		 */
+		char *reserved_end = (char *)old + old->reserved_bytes;
+		if (reserved_end > from + bytes) {
+			beyond = from + bytes;
+			beyond_bytes = (size_t)(reserved_end - beyond);
+		}
+		old->reserved_bytes = (uint64_t)(from - (char *)old);
+	} else {
+		memmap_unregister_region(r);
+	}
+	memmap_unlock();
+
+	if (!ok) {
+		/* A failed move with an equal size unmaps nothing: the whole new region goes. */
+		memmap_release_region(r, r->reserved_bytes);
+		return NULL;
+	}
+	if (beyond)
+		memmap_release_region(beyond, beyond_bytes);
+	__atomic_add_fetch(&page_alloc_stats.large_allocs, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&page_alloc_stats.split_extents, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&page_alloc_stats.split_pages, take, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&page_alloc_stats.extents, 1, __ATOMIC_RELAXED);	/* same pages */
 	return head;
 }
 

@@ -80,6 +80,8 @@ struct page_alloc_stats {
 	unsigned long idle_extent_pages;
 	unsigned long remapped_extents;	/* moved by remap_pages_extent() (totals) */
 	unsigned long remapped_pages;
+	unsigned long split_extents;	/* made by split_pages_extent() (totals) */
+	unsigned long split_pages;
 };
 extern __hidden struct page_alloc_stats page_alloc_stats;
 
@@ -128,6 +130,22 @@ __hidden bool resize_pages_extent(struct page *page, unsigned long nr, unsigned 
  */
 __hidden struct page *remap_pages_extent(struct page *page, unsigned long nr,
 					 unsigned long new_nr);
+/*
+ * Split the last @take pages off an extent with a mapping of its own of
+ * @nr pages: they move (mremap, no byte copied, no page faulted again) to a
+ * new region as an extent of @take pages, whose head is returned; the old
+ * extent keeps its first @nr - @take pages.  NULL if it cannot (a buddy
+ * extent, DMA32, no memory, @take not below @nr), both untouched.
+ */
+__hidden struct page *split_pages_extent(struct page *page, unsigned long nr,
+					 unsigned long take);
+/*
+ * The malloc library's look at each page-level allocation while it holds
+ * freed mappings (weak: nothing in libslub.so).  @fresh: pages of the block
+ * that were never touched or were given back, which the program is about to
+ * make resident.
+ */
+__hidden void slub_malloc_pages_taken(unsigned long fresh);
 
 /* Return every per-CPU list's pages to the buddy lists. */
 __hidden void page_alloc_drain_pcp(void);

@@ -196,7 +196,12 @@ static void realloc_grows_shrinks_moves(void)
 			CHECK(!"shrinking realloc lost content");
 			break;
 		}
-	/* A block with a mapping of its own (above 4 MiB) grows and shrinks in place. */
+	/*
+	 * A block with a mapping of its own (above 4 MiB) grows and shrinks in
+	 * place: a fresh one, not the cache's (the freed 100 MiB block was
+	 * itself moved, and a moved mapping grows by moving again).
+	 */
+	CHECK_EQ(malloc_trim(0), 1);
 	char *big = malloc(5 << 20);
 	memset(big, 0x77, 5 << 20);
 	char *bigger = realloc(OPAQUE(big), 40 << 20);
@@ -273,23 +278,40 @@ static long resident_after(size_t size)
 }
 
 /*
- * In a fresh process (nothing big freed yet): a big block freed for the
- * first time goes back to the OS at once, a buddy extent as well as a
- * mapping; freed again, that size is kept for the next request.
+ * In a fresh process (nothing big freed yet): a buddy extent freed for the
+ * first time goes back to the OS at once; freed again, that size is kept
+ * for the next request.  A mapping of its own is kept from its first free,
+ * but only until the process takes fresh pages: then the cache gives back
+ * as many first, and the peak does not grow by what it holds.
  */
 static int release_once(void)
 {
 	long base = rss_bytes();
-	for (size_t size = 2 << 20; size <= (12 << 20); size += 10 << 20) {
-		long once = resident_after(size) - base;
-		long twice = resident_after(size) - base;
-		CHECK(once < (long)size / 4);
-		CHECK(twice > (long)size / 2);
-		fprintf(stderr, "   %zu MiB freed: %ld KiB, then %ld KiB resident\n", size >> 20,
-			once >> 10, twice >> 10);
-		malloc_trim(0);
-		base = rss_bytes();
+	enum { SIZE = 2 << 20 };
+	long once = resident_after(SIZE) - base;
+	long twice = resident_after(SIZE) - base;
+	CHECK(once < (long)SIZE / 4);
+	CHECK(twice > (long)SIZE / 2);
+	fprintf(stderr, "   %d MiB freed: %ld KiB, then %ld KiB resident\n", SIZE >> 20,
+		once >> 10, twice >> 10);
+	malloc_trim(0);
+
+	enum { BIG = 12 << 20, SMALL = 64 << 10, NR = (8 << 20) / SMALL };
+	base = rss_bytes();
+	long kept = resident_after(BIG) - base;
+	CHECK(kept > (long)BIG / 2);
+	static char *p[NR];
+	for (int i = 0; i < NR; i++) {
+		p[i] = malloc(SMALL);	/* buddy extents: fresh pages */
+		CHECK(p[i] != NULL);
+		memset(p[i], 1, SMALL);
 	}
+	long after = rss_bytes() - base;
+	fprintf(stderr, "   %d MiB freed: %ld KiB resident; then %d MiB of new blocks: %ld KiB\n",
+		BIG >> 20, kept >> 10, (NR * SMALL) >> 20, after >> 10);
+	CHECK(after < kept + (1 << 20));
+	for (int i = 0; i < NR; i++)
+		free(p[i]);
 	return check_done();
 }
 
@@ -332,6 +354,55 @@ static int calloc_unresident(void)
 	CHECK(z != NULL && all_bytes(z, 0, BIG));
 	free(z);
 	return check_done();
+}
+
+/*
+ * In a fresh process: a freed 24 MiB buffer serves three of 8 MiB (as sort
+ * asks for after its main buffer) with its pages, moved, not faulted in
+ * again; and a calloc from it reads zero.
+ */
+static int split_cached(void)
+{
+	enum { BIG = 24 << 20, PART = 8 << 20 };
+	char *big = malloc(BIG);
+	CHECK(big != NULL);
+	memset(big, 0x5a, BIG);
+	free(big);
+	size_t split_before = info_total("mmap-split");
+	struct rusage before, after;
+	getrusage(RUSAGE_SELF, &before);
+	char *part[3];
+	for (int i = 0; i < 3; i++) {
+		part[i] = malloc(PART);
+		CHECK(part[i] != NULL);
+		memset(part[i], i, PART);
+	}
+	getrusage(RUSAGE_SELF, &after);
+	long faults = after.ru_minflt - before.ru_minflt;
+	fprintf(stderr, "   3 blocks of 8 MiB after a 24 MiB one freed: %ld page faults, "
+		"%zu KiB split off\n", faults, (info_total("mmap-split") - split_before) >> 10);
+	CHECK(faults < 256);	/* 4096 for the two that would be fresh */
+	CHECK(info_total("mmap-split") >= split_before + (16u << 20));
+	CHECK_EQ(malloc_usable_size(part[0]), PART);
+	for (int i = 0; i < 3; i++)
+		for (size_t k = 0; k < PART; k += 4096)
+			if (part[i][k] != (char)i) {
+				CHECK(!"a block cut from a cached mapping lost its bytes");
+				break;
+			}
+	for (int i = 0; i < 3; i++)
+		free(part[i]);
+	char *z = calloc(1, PART + (1 << 20));
+	CHECK(z != NULL && all_bytes(z, 0, PART + (1 << 20)));
+	free(z);
+	return check_done();
+}
+
+static void big_blocks_serve_smaller_ones(void)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "%s --split-cached", self);
+	CHECK_EQ(system(cmd), 0);
 }
 
 static void big_callocs_stay_unresident(void)
@@ -969,6 +1040,8 @@ int main(int argc, char **argv)
 		return calloc_unresident();
 	if (argc > 1 && !strcmp(argv[1], "--release-once"))
 		return release_once();
+	if (argc > 1 && !strcmp(argv[1], "--split-cached"))
+		return split_cached();
 	if (argc > 2 && !strcmp(argv[1], "--decay-thread"))
 		return decay_thread_child(atoi(argv[2]) != 0);
 	if (argc > 1 && !strcmp(argv[1], "--one-class"))
@@ -987,6 +1060,7 @@ int main(int argc, char **argv)
 	RUN(moving_realloc_populates);
 	RUN(large_blocks_are_reused);
 	RUN(big_blocks_go_back_once);
+	RUN(big_blocks_serve_smaller_ones);
 	RUN(big_callocs_stay_unresident);
 	RUN(decay_thread_gives_back_while_idle);
 	RUN(classes_made_at_first_use);

@@ -587,6 +587,16 @@ static bool filled(const unsigned char *p, unsigned long pages)
 	return true;
 }
 
+/* An extent of @nr pages, each marked (fill), at *@data. */
+static struct page *filled_extent(unsigned long nr, unsigned char **data)
+{
+	struct page *e = alloc_pages_extent(GFP_KERNEL, nr, 0);
+	CHECK(e != NULL);
+	*data = page_address(e);
+	fill(*data, nr);
+	return e;
+}
+
 /*
  * An extent with a mapping of its own that outgrows its region's slots
  * moves its pages to a new region (mremap), keeping every byte; the old
@@ -599,10 +609,8 @@ static void large_extents_move_their_pages(void)
 	const unsigned long nr = 3000, big = 20000;	/* 11.7 MiB, then 78 MiB: past a 64 MiB slot */
 	unsigned long remapped = page_alloc_stats.remapped_extents;
 	unsigned long large = page_alloc_stats.large_allocs;
-	struct page *e = alloc_pages_extent(GFP_KERNEL, nr, 0);
-	CHECK(e != NULL);
-	unsigned char *old = page_address(e);
-	fill(old, nr);
+	unsigned char *old;
+	struct page *e = filled_extent(nr, &old);
 	CHECK(!resize_pages_extent(e, nr, big));	/* beyond its slot: refused in place */
 
 	slub_os.mremap = failing_mremap;
@@ -652,6 +660,62 @@ static void large_extents_move_their_pages(void)
 	struct page *b = alloc_pages_extent(GFP_KERNEL, 5, 0);
 	CHECK(remap_pages_extent(b, 5, big) == NULL);
 	free_pages_extent(b, 5);
+}
+
+/*
+ * An extent with a mapping of its own gives its tail to a new region, the
+ * pages moved (mremap): every byte kept, none faulted in again.  The old
+ * extent keeps its head; the range the tail left is nobody's, so the old
+ * extent grows back into it only where nothing else was mapped since.
+ */
+static void large_extents_split_their_pages(void)
+{
+	const unsigned long nr = 6000, keep = 2000;	/* 23 MiB, 8 MiB kept */
+	unsigned long large = page_alloc_stats.large_allocs;
+	unsigned long split = page_alloc_stats.split_extents;
+	unsigned char *old;
+	struct page *e = filled_extent(nr, &old);
+	CHECK(split_pages_extent(e, nr, nr) == NULL && split_pages_extent(e, nr, 0) == NULL);
+	struct page *b = alloc_pages_extent(GFP_KERNEL, 5, 0);
+	CHECK(split_pages_extent(b, 5, 2) == NULL);	/* a buddy extent: no mapping to cut */
+	free_pages_extent(b, 5);
+
+	struct rusage before, after;
+	getrusage(RUSAGE_SELF, &before);
+	struct page *t = split_pages_extent(e, nr, nr - keep);
+	CHECK(t != NULL);
+	unsigned char *tail = page_address(t);
+	bool moved_whole = true;
+	for (unsigned long i = 0; i < nr - keep; i++)
+		if (tail[i * PAGE_SIZE] != (unsigned char)((keep + i) * 7 + 1))
+			moved_whole = false;
+	getrusage(RUSAGE_SELF, &after);
+	CHECK(moved_whole && filled(old, keep));
+	CHECK(after.ru_minflt - before.ru_minflt < 16);	/* 4000 had the pages been copied */
+	CHECK(virt_to_page(old) == e && virt_to_page(tail) == t);
+	CHECK(virt_to_page(old + keep * PAGE_SIZE) == NULL);
+	CHECK(unmapped(old + keep * PAGE_SIZE) && unmapped(old + (nr - 1) * PAGE_SIZE));
+	CHECK_EQ(page_alloc_stats.large_allocs, large + 2);
+	CHECK_EQ(page_alloc_stats.split_extents, split + 1);
+	CHECK_EQ(page_alloc_validate(), 0);
+
+	/* The old one grows back in (fresh pages, zero); the moved one only by moving. */
+	CHECK(resize_pages_extent(e, keep, keep + 10));
+	CHECK(old[keep * PAGE_SIZE] == 0 && old[(keep + 10) * PAGE_SIZE - 1] == 0);
+	CHECK(filled(old, keep));
+	CHECK(!resize_pages_extent(t, nr - keep, nr - keep + 1));
+	CHECK(resize_pages_extent(e, keep + 10, keep));
+	/* Someone maps into the range the tail left: the old extent does not grow over it. */
+	map_foreign(old + (keep + 20) * PAGE_SIZE);
+	CHECK(!resize_pages_extent(e, keep, keep + 30));
+	CHECK(resize_pages_extent(e, keep, keep + 10));	/* what it took back stays its own */
+	CHECK(filled(old, keep));
+	CHECK(resize_pages_extent(e, keep + 10, keep));
+	free_pages_extent(e, keep);
+	free_pages_extent(t, nr - keep);
+	CHECK(foreign_alive());		/* the old region went around it */
+	CHECK_EQ(page_alloc_stats.large_allocs, large);
+	CHECK_EQ(page_alloc_validate(), 0);
 }
 
 static void get_order_matches_kernel(void)
@@ -748,6 +812,7 @@ int main(void)
 	RUN(extents_are_exact);
 	RUN(extents_resize_in_place);
 	RUN(large_extents_move_their_pages);
+	RUN(large_extents_split_their_pages);
 	CHECK_EQ(page_alloc_validate(), 0);
 	return check_done();
 }
