@@ -683,15 +683,18 @@ static void large_extents_split_their_pages(void)
 	struct rusage before, after;
 	getrusage(RUSAGE_SELF, &before);
 	struct page *t = split_pages_extent(e, nr, nr - keep);
+	getrusage(RUSAGE_SELF, &after);
 	CHECK(t != NULL);
+	fprintf(stderr, "   %lu pages split off: %ld page faults\n", nr - keep,
+		after.ru_minflt - before.ru_minflt);
+	/* 4000 had the pages been copied (ThreadSanitizer's shadow alone takes ~90). */
+	CHECK(after.ru_minflt - before.ru_minflt < 256);
 	unsigned char *tail = page_address(t);
 	bool moved_whole = true;
 	for (unsigned long i = 0; i < nr - keep; i++)
 		if (tail[i * PAGE_SIZE] != (unsigned char)((keep + i) * 7 + 1))
 			moved_whole = false;
-	getrusage(RUSAGE_SELF, &after);
 	CHECK(moved_whole && filled(old, keep));
-	CHECK(after.ru_minflt - before.ru_minflt < 16);	/* 4000 had the pages been copied */
 	CHECK(virt_to_page(old) == e && virt_to_page(tail) == t);
 	CHECK(virt_to_page(old + keep * PAGE_SIZE) == NULL);
 	CHECK(unmapped(old + keep * PAGE_SIZE) && unmapped(old + (nr - 1) * PAGE_SIZE));
