@@ -1,7 +1,9 @@
 /*
- * machine_faults.c - two properties of the machine that weigh on every
+ * machine_faults.c - properties of the machine that weigh on every
  * allocator's figures here, printed before comparing them:
- *   - what a first-touch page fault costs (write one byte per fresh page);
+ *   - what a first-touch page fault costs (write one byte per fresh page),
+ *     and what faulting a page in with a call costs instead
+ *     (MADV_POPULATE_WRITE, one page a call: what the slab layer does);
  *   - whether reading a page never written backs it with memory of its own
  *     (most kernels map the shared zero page, which RSS does not count).
  * The more a fault costs, the more a short process pays for each page it
@@ -73,6 +75,27 @@ int main(void)
 		munmap(p, PAGES * page_size);
 	}
 	printf("first-touch page fault: %.0f ns (best of 5 rounds of %d pages)\n", best, PAGES);
+#ifdef MADV_POPULATE_WRITE
+	best = 1e30;
+	for (int round = 0; round < 5; round++) {
+		char *p = fresh();
+		double t0 = now_ns();
+		for (int i = 0; i < PAGES; i++)
+			if (madvise(p + i * page_size, page_size, MADV_POPULATE_WRITE)) {
+				best = -1;	/* a kernel before 5.14 */
+				break;
+			}
+		double per = (now_ns() - t0) / PAGES;
+		if (best >= 0 && per < best)
+			best = per;
+		munmap(p, PAGES * page_size);
+		if (best < 0)
+			break;
+	}
+	if (best >= 0)
+		printf("the same page faulted in by a call (MADV_POPULATE_WRITE, a page a call): %.0f ns\n",
+		       best);
+#endif
 
 	char *p = fresh();
 	long before = rss_kib(p);	/* a neighbour merged into the mapping counts in both */

@@ -206,6 +206,16 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 	 * system's setting as a plain mmap of it would be.
 	 */
 	os_no_huge_pages(base, kind == REGION_LARGE ? map_bytes : map_bytes + data_bytes);
+	/*
+	 * The header's page is written now and the page describing the first
+	 * data pages at the first block: in with a call, not a fault each
+	 * (bench/machine_faults: 11 us a fault, 2.5 us a call in our CI's
+	 * virtual machines).  A section's are its first two pages.
+	 */
+	size_t first_desc = ((size_t)first_page * sizeof(struct page)) & ~(PAGE_SIZE - 1);
+	os_populate(base, first_desc == PAGE_SIZE ? 2 * PAGE_SIZE : PAGE_SIZE);
+	if (first_desc > PAGE_SIZE)
+		os_populate(base + first_desc, PAGE_SIZE);
 	struct mem_region *r = (struct mem_region *)base;
 	r->flags = PG_reserved;
 	r->flags1 = PG_reserved;

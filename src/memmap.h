@@ -76,6 +76,8 @@ enum pageflags {
 	PG_kmalloc_large = 1u << 10,	/* block is a large kmalloc allocation */
 	PG_extent = 1u << 11,		/* first block of a malloc extent (nr_extent_pages) */
 	PG_headonly = 1u << 12,		/* allocated block whose tails stay zero (extents) */
+	PG_fresh = 1u << 13,		/* allocated block none of whose pages were resident
+					   (alloc_pages_node): its owner may fault them in */
 };
 
 /*

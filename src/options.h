@@ -45,6 +45,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "per-CPU fast paths as rseq sequences when possible (0: cmpxchg16b)") \
 	X(populate_slabs, "slub_populate_slabs", OPT_INT, 4, 0, 1048576,     \
 	  "slabs a cache holds before each new one is populated in one call (0: never)") \
+	X(populate_pages, "slub_populate_pages", OPT_BOOL, 1, 0, 1,           \
+	  "fault in each untouched slab page with a call as the lazy link-up reaches it") \
 	X(malloc_split, "slub_malloc_split", OPT_INT, 16, 0, 1048576,         \
 	  "pages a kmalloc class of malloc holds before finer classes split it (0: at once)") \
 	X(exit_stats, "slub_exit_stats", OPT_STRING, 0, 0, 0,                 \

@@ -786,7 +786,9 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 	if (!page)
 		return NULL;
 	prep_new_page(z, page, order);
-	if ((gfp & __GFP_ZERO) && !zero)
+	if (zero)
+		set_page_flags(page, PG_head | PG_fresh);
+	else if (gfp & __GFP_ZERO)
 		memset(memmap_page_address(page), 0, PAGE_SIZE << order);
 	return page;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "init.h"
+#include "options.h"
 #include "report.h"
 
 /*
@@ -139,6 +140,21 @@ static void *link_objects(struct kmem_cache *s, void *base, unsigned int start, 
 	return object_at(s, base, start);
 }
 
+/*
+ * Before a link-up from object @first: if the slab's pages came untouched
+ * (PG_fresh), fault in the page its free pointer lies in with one call.
+ * The link-up writes there at once, and an object the next page holds only
+ * in part is linked by the next link-up: each call brings one page in.
+ */
+static void populate_link_page(struct kmem_cache *s, struct slab *slab, void *base,
+			       unsigned int first)
+{
+	if (slab_flags(slab) & PG_fresh) {
+		uintptr_t fp = (uintptr_t)object_at(s, base, first) + s->offset;
+		os_populate((void *)(fp & ~(PAGE_SIZE - 1)), PAGE_SIZE);
+	}
+}
+
 static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	struct kmem_cache_order_objects oo = s->oo;
@@ -164,12 +180,21 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	 * on bare metal and 10 us in the virtual machines our CI runs on
 	 * (bench/machine_faults), where the call costs 0.45 us a page: sqlite
 	 * runs 6% faster there.  A cache's first slabs stay lazy, so a small
-	 * process keeps one touched page per class.
+	 * process keeps one touched page per class; but each of their pages
+	 * the link-up reaches untouched is faulted in by a call of its own
+	 * (populate_link_page), which costs 2.5 us there against the fault's 11.
 	 */
 	struct kmem_cache_node *n = get_node(s);
-	if (s->populate_slabs &&
-	    __atomic_load_n(&n->nr_slabs, __ATOMIC_RELAXED) >= s->populate_slabs)
-		os_populate(start, PAGE_SIZE << oo_order(oo));
+	bool fresh = slab_flags(slab) & PG_fresh;
+	if (fresh && (s->ctor || (s->populate_slabs &&
+				  __atomic_load_n(&n->nr_slabs, __ATOMIC_RELAXED) >= s->populate_slabs))) {
+		os_populate(start, PAGE_SIZE << oo_order(oo));	/* a constructor writes all */
+		fresh = false;
+	}
+	if (fresh && !slub_opt(populate_pages))
+		fresh = false;
+	if (!fresh)
+		__atomic_and_fetch(&slab->flags, ~PG_fresh, __ATOMIC_RELAXED);
 	/*
 	 * Constructors run once per object, here, never on reuse: here, since
 	 * a constructor may allocate and the lazy link-up runs under c->lock.
@@ -184,6 +209,7 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	c.objects = objects;
 	c.built = built;
 	slab->counters = c.counters;
+	populate_link_page(s, slab, start, 0);
 	slab->freelist = link_objects(s, start, 0, built);
 	/* A set slab_cache is what makes the page a slab to object_slab(). */
 	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELEASE);
@@ -265,7 +291,10 @@ static void *take_freelist(struct kmem_cache *s, struct slab *slab, bool freeze_
 static void *claimed_freelist(struct kmem_cache *s, struct slab *slab, void *freelist,
 			      unsigned int from, unsigned int to)
 {
-	return from < to ? link_objects(s, slab_address(slab), from, to) : freelist;
+	if (from >= to)
+		return freelist;
+	populate_link_page(s, slab, slab_address(slab), from);
+	return link_objects(s, slab_address(slab), from, to);
 }
 
 static void *get_freelist(struct kmem_cache *s, struct slab *slab, bool freeze_if_empty)

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -168,6 +170,22 @@ static inline struct smaps_vma smaps_vma_of(const void *addr)
 	}
 	fclose(f);
 	return v;
+}
+
+/*
+ * A counter of this thread's page faults taken in user space, or -1.  Not
+ * getrusage(): its ru_minflt also counts the pages a MADV_POPULATE_WRITE
+ * call faults in, which are what the tests that count want to tell apart.
+ */
+static inline int fault_counter(void)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.size = sizeof(a);
+	a.config = PERF_COUNT_SW_PAGE_FAULTS;
+	a.exclude_kernel = 1;
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
 }
 
 /* Sanitizer builds run shorter stress loops. */

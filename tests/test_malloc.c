@@ -13,9 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/perf_event.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -989,18 +987,6 @@ static void prepare_handlers_may_allocate(void)
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "%s --fork-with-allocating-handler", self);
 	CHECK_EQ(system(cmd), 0);
-}
-
-/* A counter of this thread's page faults taken in user space, or -1. */
-static int fault_counter(void)
-{
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof(a));
-	a.type = PERF_TYPE_SOFTWARE;
-	a.size = sizeof(a);
-	a.config = PERF_COUNT_SW_PAGE_FAULTS;
-	a.exclude_kernel = 1;
-	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
 }
 
 /*

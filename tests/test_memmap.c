@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <slub.h>
 #include "check.h"
@@ -209,6 +210,45 @@ static void large_region_spans_slots(void)
 	CHECK(memmap_virt_to_page((void *)gap) == NULL);
 }
 
+/* User-space page faults counted by @fd, or 0 if there is no counter. */
+static uint64_t faults_now(int fd)
+{
+	uint64_t n = 0;
+	if (fd >= 0 && read(fd, &n, sizeof(n)) != sizeof(n))
+		n = 0;
+	return n;
+}
+
+/*
+ * A new region's header page and the page describing its first data pages
+ * come in with a call, not a fault each: a section's first block (the first
+ * below 4 GiB here) and a large region take at most one fault (a table page).
+ */
+static void new_regions_fault_nothing_in(void)
+{
+	int fd = fault_counter();
+	if (fd < 0 || UNDER_TSAN) {
+		fprintf(stderr, "   (%s: not counted)\n", fd < 0 ? "no perf page-fault counter here" :
+			"ThreadSanitizer's shadow faults too");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	uint64_t before = faults_now(fd);
+	struct page *low = alloc_pages(GFP_DMA32, 0);
+	struct page *large = alloc_pages(GFP_KERNEL, MAX_PAGE_ORDER + 1);
+	CHECK(low != NULL && large != NULL);
+	CHECK_EQ(page_region(low)->kind, REGION_SECTION);
+	CHECK_EQ(page_region(large)->kind, REGION_LARGE);
+	uint64_t faults = faults_now(fd) - before;
+	close(fd);
+	fprintf(stderr, "   a new section and a new large region: %llu page faults\n",
+		(unsigned long long)faults);
+	CHECK(faults <= 2);	/* 4, and up to 2 table pages, before */
+	__free_pages(low, 0);
+	__free_pages(large, MAX_PAGE_ORDER + 1);
+}
+
 int main(void)
 {
 	RUN(descriptor_layout);
@@ -219,6 +259,7 @@ int main(void)
 	RUN(regions_without_huge_pages);
 	RUN(tails_find_their_head);
 	RUN(large_region_spans_slots);
+	RUN(new_regions_fault_nothing_in);
 	CHECK_EQ(page_alloc_validate(), 0);
 	return check_done();
 }

@@ -586,6 +586,54 @@ static void hot_cache_slabs_populated(void)
 	sched_setaffinity(0, sizeof(old), &old);
 }
 
+/*
+ * A new slab of a cache's first ones stays lazy, but each page the link-up
+ * reaches untouched is faulted in by a call (slub_populate_pages), not by a
+ * page fault: taking every object of a first slab faults nothing in.  The
+ * pages resident are the same either way.
+ */
+static void lazy_pages_populated(void)
+{
+	const char *opt = getenv("SLUB_OPTIONS");
+	int fd = fault_counter();
+	if ((opt && strstr(opt, "slub_populate_pages=0")) || UNDER_TSAN || fd < 0) {
+		fprintf(stderr, "   (%s: not counted)\n",
+			fd < 0 ? "no perf page-fault counter here" :
+			UNDER_TSAN ? "ThreadSanitizer's shadow faults too" : "slub_populate_pages=0");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	cpu_set_t old;
+	sched_getaffinity(0, sizeof(old), &old);
+	run_on(sched_getcpu());		/* one cpu slab */
+	slub_reclaim();			/* free blocks given back: the slab starts untouched */
+	struct kmem_cache *s = kmem_cache_create("lazy_pages", 1000, 0, 0, NULL);
+	unsigned int objects = oo_objects(s->oo), pages = 1u << oo_order(s->oo);
+	CHECK(pages >= 4);
+	enum { MAX = 512 };
+	static void *obj[MAX];
+	CHECK(objects <= MAX);
+	obj[0] = kmem_cache_alloc(s, GFP_KERNEL);	/* the slab, its first page linked */
+	void *start = slab_address(virt_to_slab(obj[0]));
+	CHECK_EQ(resident_pages(start, pages), 1);
+	uint64_t before = 0, after = 0;
+	CHECK(read(fd, &before, sizeof(before)) == sizeof(before));
+	for (unsigned int i = 1; i < objects; i++)
+		obj[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	CHECK(read(fd, &after, sizeof(after)) == sizeof(after));
+	close(fd);
+	fprintf(stderr, "   %u objects over %u pages: %llu page faults\n", objects, pages,
+		(unsigned long long)(after - before));
+	CHECK(after - before < pages / 2);	/* one a page without the calls */
+	CHECK_EQ(s->node[0].nr_slabs, 1);
+	CHECK_EQ(resident_pages(start, pages), pages);
+	for (unsigned int i = 0; i < objects; i++)
+		kmem_cache_free(s, obj[i]);
+	kmem_cache_destroy(s);
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
 static void percpu_mode(void)
 {
 	const char *opt = getenv("SLUB_OPTIONS");
@@ -613,6 +661,7 @@ int main(void)
 	RUN(percpu_mode);
 	RUN(lone_thread_keeps_one_slab);	/* before any thread */
 	RUN(hot_cache_slabs_populated);
+	RUN(lazy_pages_populated);
 	RUN(alloc_free_distinct);
 	RUN(constructor_runs_once_per_object);
 	RUN(alignment_and_zeroing);
