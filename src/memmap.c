@@ -231,6 +231,8 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 	r->reserved_bytes = size;
 	uint32_t tag = (uint32_t)((uintptr_t)base >> SECTION_SHIFT);
 	uint32_t entry = tag | (kind == REGION_LARGE ? SLOT_LARGE : 0);
+	/* Its table page too, the first region's certainly new (a call on one in is cheap). */
+	os_populate((void *)((uintptr_t)&memmap_section_table[tag] & ~(PAGE_SIZE - 1)), PAGE_SIZE);
 	for (uint32_t i = 0; i < nr_slots; i++)
 		__atomic_store_n(&memmap_section_table[tag + i], entry, __ATOMIC_RELEASE);
 	memmap_unlock();

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <slub.h>
+
 #include "init.h"
 #include "os.h"
 
@@ -41,6 +43,7 @@ static struct pcpu_chunk *pcpu_new_chunk(unsigned int nr_cpus)
 		os_release(base, bytes);
 		return NULL;
 	}
+	os_populate(base, PAGE_SIZE);	/* the header's page: a call, not a fault (memmap.c) */
 	struct pcpu_chunk *chunk = base;
 	chunk->used[0] = 1;	/* the header */
 	chunk->next = pcpu_chunks;
