@@ -119,8 +119,13 @@ static void extent_cache_expire(uint64_t now)
 static bool extent_cache_put(struct page *page, uint64_t when)
 {
 	unsigned long nr = page->nr_extent_pages;
+	/*
+	 * Not under a limit on address space (ulimit -v): what the cache
+	 * holds counts there, and giving back memory gives back none of it.
+	 */
 	if (!memmap_in_large_region(page) ||
-	    READ_ONCE(page_alloc_stats.idle_extent_pages) + nr > EXTENT_CACHE_MAX_PAGES)
+	    READ_ONCE(page_alloc_stats.idle_extent_pages) + nr > EXTENT_CACHE_MAX_PAGES ||
+	    os_address_space_limited())
 		return false;	/* racing puts may pass this together: a bound, not a limit */
 	idle_account(page, 1);	/* before it is visible: whoever takes it un-counts it */
 	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
@@ -173,13 +178,18 @@ static int extent_cache_pick(unsigned long nr)
  */
 static struct page *extent_cache_take(unsigned long nr, unsigned long *dirty)
 {
-	int i = extent_cache_pick(nr);
-	if (i < 0)
-		return NULL;
-	uint64_t when = READ_ONCE(extent_cache_when[i]);
-	struct page *page = extent_cache_slot_take(i);
+	struct page *page = NULL;
+	uint64_t when = 0;
+	/* Another thread may take the slot picked first: pick again. */
+	for (int tries = 0; !page && tries < EXTENT_CACHE_SLOTS; tries++) {
+		int i = extent_cache_pick(nr);
+		if (i < 0)
+			return NULL;
+		when = READ_ONCE(extent_cache_when[i]);
+		page = extent_cache_slot_take(i);
+	}
 	if (!page)
-		return NULL;	/* another thread took it first */
+		return NULL;
 	unsigned long have = page->nr_extent_pages;
 	*dirty = have < nr ? have : nr;
 	if (have > nr + MAX_ORDER_NR_PAGES) {
@@ -208,30 +218,32 @@ static struct page *extent_cache_take(unsigned long nr, unsigned long *dirty)
 
 /*
  * The page allocator's call while the cache holds mappings: age them, and
- * give back at least @fresh pages, which the program is about to make
- * resident elsewhere, so that the cache never adds to the peak.
+ * give back at least @fresh resident pages, as many as the program is about
+ * to make resident elsewhere, so that the cache never adds to the peak.
+ * Resident ones, counted (mincore), not pages: a buffer used in part keeps
+ * its used head resident, and cutting its untouched tail gives back nothing.
+ * No more than that: more would be faulted in again by the next big block.
  */
 void slub_malloc_pages_taken(unsigned long fresh)
 {
+	int saved_errno = errno;
 	extent_cache_expire(os_now_ms());
-	/*
-	 * Exactly what was taken: more would be faulted in again by the next
-	 * big block, and a madvise costs less than the faults it stands for.
-	 */
 	for (int i = 0; i < EXTENT_CACHE_SLOTS && fresh; i++) {
 		uint64_t when = READ_ONCE(extent_cache_when[i]);
 		struct page *page = extent_cache_slot_take(i);
 		if (!page)
 			continue;
-		unsigned long have = page->nr_extent_pages;
-		if (have > fresh + MAX_ORDER_NR_PAGES && resize_pages_extent(page, have, have - fresh)) {
-			page->nr_extent_pages = have - fresh;
+		unsigned long have = page->nr_extent_pages, found;
+		unsigned long cut = os_resident_cut(memmap_page_address(page), have, fresh, &found);
+		if (cut > MAX_ORDER_NR_PAGES && resize_pages_extent(page, have, cut)) {
+			page->nr_extent_pages = cut;
 			extent_cache_return(page, when);
-			return;
+			break;
 		}
-		extent_release(page);
-		fresh = fresh > have ? fresh - have : 0;
+		extent_release(page);	/* all of it: at least @found resident pages */
+		fresh = fresh > found ? fresh - found : 0;
 	}
+	errno = saved_errno;
 }
 
 /* The decay thread's look: cached mappings age out while the program sleeps too. */
@@ -265,9 +277,17 @@ void *extent_alloc(size_t size, size_t align, gfp_t gfp)
 	if (nr > MAX_ORDER_NR_PAGES && align <= PAGE_SIZE && READ_ONCE(page_alloc_stats.idle_extents)) {
 		unsigned long dirty = 0;
 		page = extent_cache_take(nr, &dirty);
-		/* Reused pages are dirty; what grew them, and fresh ones below, come zeroed. */
-		if (page && (gfp & __GFP_ZERO))
-			memset(memmap_page_address(page), 0, dirty << PAGE_SHIFT);
+		/*
+		 * Reused pages may be dirty (what grew them, and fresh ones
+		 * below, come zeroed): a calloc gets the kernel's zero pages,
+		 * as from a fresh mapping, not a memset that would make pages
+		 * resident that the old block never touched.
+		 */
+		if (page && (gfp & __GFP_ZERO)) {
+			void *addr = memmap_page_address(page);
+			if (os_decommit(addr, dirty << PAGE_SHIFT))
+				memset(addr, 0, dirty << PAGE_SHIFT);
+		}
 	}
 	bool zero_by_decommit = false;
 	if (!page) {

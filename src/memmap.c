@@ -258,11 +258,22 @@ struct mem_region *memmap_add_region_for_move(uint64_t nr_pages, int zone)
 	return add_region(nr_pages, REGION_LARGE, zone, false, PAGE_SIZE, false);
 }
 
-void memmap_unregister_region(struct mem_region *r)
+void memmap_unregister_slots_from(struct mem_region *r, uint32_t nr_slots)
 {
 	uint32_t tag = (uint32_t)((uintptr_t)r >> SECTION_SHIFT);
-	for (uint32_t i = 0; i < r->nr_slots; i++)
-		__atomic_store_n(&memmap_section_table[tag + i], 0, __ATOMIC_RELEASE);
+	uint32_t entry = tag | (r->kind == REGION_LARGE ? SLOT_LARGE : 0);
+	/* Only entries naming @r: a slot it gave up may be another region's since. */
+	for (uint32_t i = nr_slots; i < r->nr_slots; i++) {
+		uint32_t mine = entry;
+		__atomic_compare_exchange_n(&memmap_section_table[tag + i], &mine, 0, false,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	}
+	r->nr_slots = nr_slots;
+}
+
+void memmap_unregister_region(struct mem_region *r)
+{
+	memmap_unregister_slots_from(r, 0);
 }
 
 void memmap_release_region(void *base, size_t bytes)

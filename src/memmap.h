@@ -332,6 +332,11 @@ static inline struct page *memmap_virt_to_page_locked(const void *addr, bool *lo
  * it.  Then, with the lock dropped, memmap_release_region() unmaps it.
  */
 __hidden void memmap_unregister_region(struct mem_region *r);
+/*
+ * Give up the slots of large region @r from @nr_slots on, which it no
+ * longer maps (memmap_lock held): another region may be placed there.
+ */
+__hidden void memmap_unregister_slots_from(struct mem_region *r, uint32_t nr_slots);
 __hidden void memmap_release_region(void *base, size_t bytes);
 
 /* First data page descriptor of a region. */

@@ -238,6 +238,26 @@ bool os_can_commit(size_t size)
 	return true;
 }
 
+unsigned long os_resident_cut(void *addr, unsigned long pages, unsigned long want,
+			      unsigned long *found)
+{
+	unsigned char vec[512];
+	unsigned long end = pages, n = 0;
+	int saved_errno = errno;
+	while (end && n < want) {
+		unsigned long chunk = end < sizeof(vec) ? end : sizeof(vec);
+		unsigned long start = end - chunk;
+		bool known = !mincore((char *)addr + (start << PAGE_SHIFT), chunk << PAGE_SHIFT, vec);
+		while (end > start && n < want) {
+			end--;
+			n += known && (vec[end - start] & 1);
+		}
+	}
+	errno = saved_errno;
+	*found = n;
+	return end;
+}
+
 bool os_range_mapped(void *addr, size_t size)
 {
 	/*

@@ -91,6 +91,14 @@ __hidden bool os_can_commit(size_t size);
 __hidden bool os_address_space_limited(void);
 /* Is every page of [addr, addr + size) mapped (by anyone)? */
 __hidden bool os_range_mapped(void *addr, size_t size);
+/*
+ * Counting back from the end of the @pages pages at @addr (mapped), where
+ * @want resident ones are found: returns the page index from which on
+ * *@found (at least @want, unless 0 is returned) pages are resident.  A
+ * page mincore() cannot tell about counts as not resident.
+ */
+__hidden unsigned long os_resident_cut(void *addr, unsigned long pages, unsigned long want,
+				       unsigned long *found);
 
 /*
  * Fault in [addr, addr + size) for writing with one call (MADV_POPULATE_WRITE,

@@ -385,6 +385,9 @@ static void extent_account(unsigned long nr, long sign);
 static struct page *alloc_large_region(struct zone *z, gfp_t gfp, unsigned int order,
 				       unsigned long nr, size_t align)
 {
+	/* Fresh pages: the malloc library's cached mappings give back as many first. */
+	if (unlikely(READ_ONCE(page_alloc_stats.idle_extents)))
+		slub_malloc_pages_taken(nr);
 	struct mem_region *r = memmap_add_region(nr, REGION_LARGE, z->type,
 						 z->type == ZONE_DMA32, align);
 	if (!r)
@@ -1279,8 +1282,9 @@ struct page *split_pages_extent(struct page *page, unsigned long nr, unsigned lo
 	size_t beyond_bytes = 0;
 
 	memmap_lock();
-	bool ok = page == region_first_page(old) && page->order == EXTENT_ORDER &&
-		  old->nr_pages == nr && (page_flags(page) & PG_head) && !os_move(from, bytes, to, bytes);
+	bool tried = page == region_first_page(old) && page->order == EXTENT_ORDER &&
+		     old->nr_pages == nr && (page_flags(page) & PG_head);
+	bool ok = tried && !os_move(from, bytes, to, bytes);
 	if (ok) {
 		head->order = EXTENT_ORDER;
 		head->zone = page->zone;
@@ -1302,14 +1306,25 @@ struct page *split_pages_extent(struct page *page, unsigned long nr, unsigned lo
 			beyond_bytes = (size_t)(reserved_end - beyond);
 		}
 		old->reserved_bytes = (uint64_t)(from - (char *)old);
+		/* Whole slots past it are no longer ours: another region may be put there. */
+		memmap_unregister_slots_from(old, (uint32_t)((old->reserved_bytes + SECTION_SIZE - 1) >>
+							     SECTION_SHIFT));
 	} else {
 		memmap_unregister_region(r);
 	}
 	memmap_unlock();
 
 	if (!ok) {
-		/* A failed move with an equal size unmaps nothing: the whole new region goes. */
-		memmap_release_region(r, r->reserved_bytes);
+		/*
+		 * Linux may unmap the target before failing a move (as in
+		 * remap_pages_extent): never unmap a hole another thread's
+		 * mmap may fill by now.
+		 */
+		size_t r_bytes = r->reserved_bytes;
+		if (!tried || os_range_mapped(to, bytes))
+			memmap_release_region(r, r_bytes);
+		else
+			release_around(r, r_bytes, to, bytes);
 		return NULL;
 	}
 	if (beyond)

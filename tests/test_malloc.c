@@ -310,6 +310,38 @@ static int release_once(void)
 	CHECK(after < kept + (1 << 20));
 	for (int i = 0; i < NR; i++)
 		free(p[i]);
+	malloc_trim(0);
+
+	/*
+	 * Resident pages are what the cache gives back, not pages: of a
+	 * buffer used in half, cutting the untouched tail gives back nothing.
+	 * And a mapping made without the cache (an alignment above a page)
+	 * is paid for as well.
+	 */
+	base = rss_bytes();
+	char *half = malloc(2 * BIG);
+	CHECK(half != NULL);
+	memset(half, 1, BIG);
+	free(half);
+	kept = rss_bytes() - base;
+	void *aligned = NULL;
+	CHECK_EQ(posix_memalign(&aligned, 4 << 20, 8 << 20), 0);
+	memset(aligned, 1, 8 << 20);
+	long aligned_after = rss_bytes() - base;
+	for (int i = 0; i < NR / 2; i++) {
+		p[i] = malloc(SMALL);
+		CHECK(p[i] != NULL);
+		memset(p[i], 1, SMALL);
+	}
+	after = rss_bytes() - base;
+	fprintf(stderr, "   half of %d MiB used, freed: %ld KiB resident; then 8 MiB aligned to 4 MiB: "
+		"%ld KiB; then %d MiB of new blocks: %ld KiB\n", 2 * BIG >> 20, kept >> 10,
+		aligned_after >> 10, (NR / 2 * SMALL) >> 20, after >> 10);
+	CHECK(aligned_after < kept + (1 << 20));
+	CHECK(after < kept + (1 << 20));
+	free(aligned);
+	for (int i = 0; i < NR / 2; i++)
+		free(p[i]);
 	return check_done();
 }
 
@@ -393,7 +425,50 @@ static int split_cached(void)
 	char *z = calloc(1, PART + (1 << 20));
 	CHECK(z != NULL && all_bytes(z, 0, PART + (1 << 20)));
 	free(z);
+
+	/* A calloc from a cached buffer used in part: zero pages, nothing made resident. */
+	malloc_trim(0);
+	char *sparse = malloc(BIG);
+	CHECK(sparse != NULL);
+	memset(sparse, 1, BIG / 8);
+	free(sparse);
+	char *table = calloc(1, BIG - (1 << 20));
+	CHECK(table != NULL);
+	static unsigned char vec[BIG >> 12];
+	CHECK_EQ(mincore(table, BIG - (1 << 20), vec), 0);
+	long resident = 0;
+	for (size_t k = 0; k < ((BIG - (1 << 20)) >> 12); k++)
+		resident += vec[k] & 1;
+	fprintf(stderr, "   calloc of 23 MiB from a cached block used for 3 MiB: %ld pages resident\n",
+		resident);
+	CHECK(resident < 64);	/* a memset: all 5888 */
+	CHECK(all_bytes(table, 0, BIG - (1 << 20)));
+	free(table);
 	return check_done();
+}
+
+/* Under a limit on address space a freed mapping is not kept: its room is the program's. */
+static int uncached_under_limit(void)
+{
+	enum { BIG = 100 << 20 };
+	malloc_trim(0);		/* nothing kept from the parent's tests */
+	char *p = malloc(BIG);
+	if (!p)
+		return 3;
+	memset(p, 1, BIG);
+	free(p);
+	void *m = mmap(NULL, 64 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		fprintf(stderr, "   a 64 MiB mapping after a 100 MiB block freed, under the limit: %m\n");
+	CHECK(m != MAP_FAILED);
+	if (m != MAP_FAILED)
+		munmap(m, 64 << 20);
+	return check_done();
+}
+
+static void big_blocks_uncached_under_limit(void)
+{
+	CHECK_EQ(child_under_address_limit(110u << 20, uncached_under_limit), 0);
 }
 
 static void big_blocks_serve_smaller_ones(void)
@@ -1047,6 +1122,7 @@ int main(int argc, char **argv)
 	RUN(large_blocks_are_reused);
 	RUN(big_blocks_go_back_once);
 	RUN(big_blocks_serve_smaller_ones);
+	RUN(big_blocks_uncached_under_limit);
 	RUN(big_callocs_stay_unresident);
 	RUN(decay_thread_gives_back_while_idle);
 	RUN(classes_made_at_first_use);

@@ -719,6 +719,43 @@ static void large_extents_split_their_pages(void)
 	CHECK(foreign_alive());		/* the old region went around it */
 	CHECK_EQ(page_alloc_stats.large_allocs, large);
 	CHECK_EQ(page_alloc_validate(), 0);
+
+	/*
+	 * A failed move may have unmapped its target first, and another
+	 * thread's mapping be there at once: it stays; the extent is whole.
+	 */
+	e = filled_extent(nr, &old);
+	slub_os.mremap = failing_mremap;
+	CHECK(split_pages_extent(e, nr, nr - keep) == NULL);
+	slub_os = slub_os_default;
+	CHECK(foreign_alive());
+	CHECK(region_gone(move_target));
+	slub_os.mremap = refusing_mremap;
+	CHECK(split_pages_extent(e, nr, nr - keep) == NULL);
+	slub_os = slub_os_default;
+	CHECK(region_gone(move_target) && unmapped(move_target));
+	CHECK(virt_to_page(old) == e && filled(old, nr));
+	CHECK_EQ(page_alloc_stats.large_allocs, large + 1);
+	free_pages_extent(e, nr);
+
+	/*
+	 * A region of two slots that keeps less than one gives the second up:
+	 * a new region may be put there, and must not be unregistered by the
+	 * old one's free.
+	 */
+	const unsigned long two_slots = 20000;	/* 78 MiB */
+	e = filled_extent(two_slots, &old);
+	uintptr_t second = ((uintptr_t)page_region(e) + SECTION_SIZE);
+	CHECK(memmap_virt_to_page((void *)second) != NULL);
+	t = split_pages_extent(e, two_slots, two_slots - keep);
+	CHECK(t != NULL);
+	CHECK(memmap_virt_to_page((void *)second) == NULL);
+	CHECK(unmapped((void *)second));
+	CHECK(filled(old, keep));
+	free_pages_extent(t, two_slots - keep);
+	free_pages_extent(e, keep);
+	CHECK_EQ(page_alloc_stats.large_allocs, large);
+	CHECK_EQ(page_alloc_validate(), 0);
 }
 
 static void get_order_matches_kernel(void)
