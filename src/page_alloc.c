@@ -736,16 +736,16 @@ void page_alloc_fork_child(void)
 
 /* ---- the page API ----------------------------------------------------------- */
 
-/*
- * A buddy block of @order (<= MAX_PAGE_ORDER) from @z, its descriptors all
- * zero: the caller prepares it (a compound block, or an extent's cut);
- * *zero: known zero.
- */
 __attribute__((weak)) void slub_malloc_pages_taken(unsigned long fresh)
 {
 	(void)fresh;
 }
 
+/*
+ * A buddy block of @order (<= MAX_PAGE_ORDER) from @z, its descriptors all
+ * zero: the caller prepares it (a compound block, or an extent's cut);
+ * *zero: known zero.
+ */
 static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, bool *zero,
 				bool use_pcp)
 {
@@ -1182,6 +1182,41 @@ static void release_around(void *base, size_t bytes, void *hole, size_t hole_byt
 		memmap_release_region(h + hole_bytes, (size_t)(b + bytes - (h + hole_bytes)));
 }
 
+/* Is @page still the head of region @old's whole extent of @nr pages?  memmap_lock held. */
+static bool extent_heads_region(const struct page *page, struct mem_region *old,
+				unsigned long nr)
+{
+	return page == region_first_page(old) && page->order == EXTENT_ORDER &&
+	       old->nr_pages == nr && (page_flags(page) & PG_head);
+}
+
+/* The head of region @r that pages moved into from @page's region @old. */
+static void prep_moved_head(struct page *head, struct mem_region *r, const struct page *page,
+			    const struct mem_region *old)
+{
+	head->order = EXTENT_ORDER;
+	head->zone = page->zone;
+	head->node = page->node;
+	r->node = old->node;
+}
+
+/*
+ * Release region @r after a move of pages into [@to, @to + @bytes) failed
+ * (or was not @tried).  Whatever the kernel unmapped is a hole another
+ * thread's mmap may fill at once: never unmap it.  Linux may unmap the
+ * target before failing a move, so the target is left out unless it is
+ * still all mapped (a mapping of someone else's filling exactly that hole
+ * in between is the one case this cannot tell).
+ */
+static void release_failed_move(struct mem_region *r, void *to, size_t bytes, bool tried)
+{
+	size_t r_bytes = r->reserved_bytes;
+	if (!tried || os_range_mapped(to, bytes))
+		memmap_release_region(r, r_bytes);
+	else
+		release_around(r, r_bytes, to, bytes);
+}
+
 struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned long new_nr)
 {
 	slub_fork_handlers_check();
@@ -1218,13 +1253,9 @@ struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned lo
 
 	/* Judged and moved under memmap_lock, as free_large judges a free. */
 	memmap_lock();
-	bool tried = can_charge && page == region_first_page(old) && page->order == EXTENT_ORDER &&
-		     old->nr_pages == nr && (page_flags(page) & PG_head);
+	bool tried = can_charge && extent_heads_region(page, old, nr);
 	if (tried && !os_move(from, from_bytes, to, to_bytes)) {
-		head->order = EXTENT_ORDER;
-		head->zone = page->zone;
-		head->node = page->node;
-		r->node = old->node;
+		prep_moved_head(head, r, page, old);
 		__atomic_store_n(&head->flags, page_flags(page), __ATOMIC_RELEASE);
 		set_page_flags(page, 0);
 		base = old;
@@ -1235,20 +1266,9 @@ struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned lo
 	}
 	memmap_unlock();
 
-	/*
-	 * Whatever the kernel unmapped is a hole another thread's mmap may
-	 * fill at once: never unmap it.  After a move that is the old data;
-	 * after a failed one, the target if it is no longer all mapped (a
-	 * mapping of someone else's filling exactly that hole in between is
-	 * the one case this cannot tell, and the check above makes failing
-	 * rare in the first place).
-	 */
+	/* After a move the old data is a hole too (the charge check makes failing rare). */
 	if (!base) {
-		size_t r_bytes = r->reserved_bytes;
-		if (!tried || os_range_mapped(to, to_bytes))
-			memmap_release_region(r, r_bytes);
-		else
-			release_around(r, r_bytes, to, to_bytes);
+		release_failed_move(r, to, to_bytes, tried);
 		return NULL;
 	}
 	release_around(base, bytes, from, from_bytes);
@@ -1282,14 +1302,10 @@ struct page *split_pages_extent(struct page *page, unsigned long nr, unsigned lo
 	size_t beyond_bytes = 0;
 
 	memmap_lock();
-	bool tried = page == region_first_page(old) && page->order == EXTENT_ORDER &&
-		     old->nr_pages == nr && (page_flags(page) & PG_head);
+	bool tried = extent_heads_region(page, old, nr);
 	bool ok = tried && !os_move(from, bytes, to, bytes);
 	if (ok) {
-		head->order = EXTENT_ORDER;
-		head->zone = page->zone;
-		head->node = page->node;
-		r->node = old->node;
+		prep_moved_head(head, r, page, old);
 		__atomic_store_n(&head->flags, PG_head | PG_large, __ATOMIC_RELEASE);
 		old->nr_pages = keep;
 		if (old->moved_pages)
@@ -1315,16 +1331,7 @@ struct page *split_pages_extent(struct page *page, unsigned long nr, unsigned lo
 	memmap_unlock();
 
 	if (!ok) {
-		/*
-		 * Linux may unmap the target before failing a move (as in
-		 * remap_pages_extent): never unmap a hole another thread's
-		 * mmap may fill by now.
-		 */
-		size_t r_bytes = r->reserved_bytes;
-		if (!tried || os_range_mapped(to, bytes))
-			memmap_release_region(r, r_bytes);
-		else
-			release_around(r, r_bytes, to, bytes);
+		release_failed_move(r, to, bytes, tried);
 		return NULL;
 	}
 	if (beyond)
