@@ -132,27 +132,24 @@ static unsigned int build_end(struct kmem_cache *s, unsigned int start, unsigned
 	return end < objects ? (unsigned int)end : objects;
 }
 
-/* Link objects [start, end) of the slab at @base in order; returns the first. */
-static void *link_objects(struct kmem_cache *s, void *base, unsigned int start, unsigned int end)
+/*
+ * Link objects [start, end) of @slab in order; returns the first.  If the
+ * slab's pages came untouched (PG_fresh), the page object @start's free
+ * pointer lies in is faulted in first with one call: the link-up writes
+ * there at once, and an object the next page holds only in part is linked
+ * by the next link-up, so each call brings one page in.
+ */
+static void *link_objects(struct kmem_cache *s, struct slab *slab, unsigned int start,
+			  unsigned int end)
 {
+	void *base = slab_address(slab);
+	if (slab_flags(slab) & PG_fresh) {
+		uintptr_t fp = (uintptr_t)object_at(s, base, start) + s->offset;
+		os_populate((void *)(fp & ~(PAGE_SIZE - 1)), PAGE_SIZE);
+	}
 	for (unsigned int i = start; i < end; i++)
 		set_freepointer(s, object_at(s, base, i), i + 1 < end ? object_at(s, base, i + 1) : NULL);
 	return object_at(s, base, start);
-}
-
-/*
- * Before a link-up from object @first: if the slab's pages came untouched
- * (PG_fresh), fault in the page its free pointer lies in with one call.
- * The link-up writes there at once, and an object the next page holds only
- * in part is linked by the next link-up: each call brings one page in.
- */
-static void populate_link_page(struct kmem_cache *s, struct slab *slab, void *base,
-			       unsigned int first)
-{
-	if (slab_flags(slab) & PG_fresh) {
-		uintptr_t fp = (uintptr_t)object_at(s, base, first) + s->offset;
-		os_populate((void *)(fp & ~(PAGE_SIZE - 1)), PAGE_SIZE);
-	}
 }
 
 static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
@@ -182,19 +179,18 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	 * runs 6% faster there.  A cache's first slabs stay lazy, so a small
 	 * process keeps one touched page per class; but each of their pages
 	 * the link-up reaches untouched is faulted in by a call of its own
-	 * (populate_link_page), which costs 2.5 us there against the fault's 11.
+	 * (link_objects), which costs 2.5 us there against the fault's 11.
 	 */
 	struct kmem_cache_node *n = get_node(s);
-	bool fresh = slab_flags(slab) & PG_fresh;
-	if (fresh && (s->ctor || (s->populate_slabs &&
-				  __atomic_load_n(&n->nr_slabs, __ATOMIC_RELAXED) >= s->populate_slabs))) {
-		os_populate(start, PAGE_SIZE << oo_order(oo));	/* a constructor writes all */
-		fresh = false;
+	if (slab_flags(slab) & PG_fresh) {
+		bool whole = s->ctor || (s->populate_slabs &&
+					 __atomic_load_n(&n->nr_slabs, __ATOMIC_RELAXED) >=
+						 s->populate_slabs);
+		if (whole)
+			os_populate(start, PAGE_SIZE << oo_order(oo));	/* a constructor writes all */
+		if (whole || !slub_opt(populate_pages))
+			__atomic_and_fetch(&slab->flags, ~PG_fresh, __ATOMIC_RELAXED);
 	}
-	if (fresh && !slub_opt(populate_pages))
-		fresh = false;
-	if (!fresh)
-		__atomic_and_fetch(&slab->flags, ~PG_fresh, __ATOMIC_RELAXED);
 	/*
 	 * Constructors run once per object, here, never on reuse: here, since
 	 * a constructor may allocate and the lazy link-up runs under c->lock.
@@ -209,8 +205,7 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	c.objects = objects;
 	c.built = built;
 	slab->counters = c.counters;
-	populate_link_page(s, slab, start, 0);
-	slab->freelist = link_objects(s, start, 0, built);
+	slab->freelist = link_objects(s, slab, 0, built);
 	/* A set slab_cache is what makes the page a slab to object_slab(). */
 	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELEASE);
 	__atomic_or_fetch(&slab->flags, PG_slab, __ATOMIC_RELEASE);
@@ -291,10 +286,7 @@ static void *take_freelist(struct kmem_cache *s, struct slab *slab, bool freeze_
 static void *claimed_freelist(struct kmem_cache *s, struct slab *slab, void *freelist,
 			      unsigned int from, unsigned int to)
 {
-	if (from >= to)
-		return freelist;
-	populate_link_page(s, slab, slab_address(slab), from);
-	return link_objects(s, slab_address(slab), from, to);
+	return from < to ? link_objects(s, slab, from, to) : freelist;
 }
 
 static void *get_freelist(struct kmem_cache *s, struct slab *slab, bool freeze_if_empty)
