@@ -28,6 +28,9 @@
 #include "report.h"
 
 #define MALLOC_API __attribute__((visibility("default")))
+/* C23; <stdlib.h> declares them from glibc 2.43 on. */
+void free_sized(void *p, size_t size);
+void free_aligned_sized(void *p, size_t align, size_t size);
 /* Out of memory is the caller's to handle: no warning, as in glibc. */
 #define MALLOC_GFP (GFP_KERNEL | __GFP_NOWARN)
 #define MALLOC_MIN_ALIGN 16
@@ -180,6 +183,58 @@ MALLOC_API void free(void *p)
 }
 
 /* What the caller may use at @p; *ok false (after a report) if @p is not ours. */
+static size_t usable_size(const void *p, const char *caller, bool *ok);
+
+/*
+ * C23's sized frees (glibc 2.43): a program built against a newer glibc
+ * calls them, and without ours its blocks would reach glibc's free.  The
+ * size and alignment are checked, not needed (the memory map knows the
+ * block): a block smaller than the size given, or not at the alignment
+ * given, is the caller's bug, reported; the block is freed all the same,
+ * as it is ours and whole.  Extents and bad pointers take the slow path.
+ */
+static __noinline void sized_free_slow(void *p, size_t align, size_t size, const char *caller)
+{
+	bool ok;
+	size_t usable = usable_size(p, caller, &ok);
+	if (!ok)
+		return;		/* not ours: reported and ignored, as free() does */
+	if (size > usable)
+		slub_report("%s: size %zu is larger than block %p (%zu bytes); freed anyway", caller,
+			    size, p, usable);
+	else if (!align || (align & (align - 1)))
+		slub_report("%s: alignment %zu is not a power of two (block %p); freed anyway",
+			    caller, align, p);
+	else if ((uintptr_t)p & (align - 1))
+		slub_report("%s: block %p is not aligned to %zu; freed anyway", caller, p, align);
+	free(p);
+}
+
+static inline bool sized_free_ok(const void *p, size_t align, size_t size, size_t usable)
+{
+	return size <= usable && align && !(align & (align - 1)) && !((uintptr_t)p & (align - 1));
+}
+
+MALLOC_API void free_sized(void *p, size_t size)
+{
+	struct slab *slab;
+	struct kmem_cache *s = object_cache(p, &slab);
+	if (likely(s && size <= slab_ksize(s)))
+		slab_free(s, slab, p);
+	else if (p)
+		sized_free_slow(p, 1, size, "free_sized");
+}
+
+MALLOC_API void free_aligned_sized(void *p, size_t align, size_t size)
+{
+	struct slab *slab;
+	struct kmem_cache *s = object_cache(p, &slab);
+	if (likely(s && sized_free_ok(p, align, size, slab_ksize(s))))
+		slab_free(s, slab, p);
+	else if (p)
+		sized_free_slow(p, align, size, "free_aligned_sized");
+}
+
 static size_t usable_size(const void *p, const char *caller, bool *ok)
 {
 	struct slab *slab;

@@ -769,6 +769,60 @@ static void memalign_family(void)
 	free(pv);
 }
 
+/* C23's sized frees; glibc 2.43 declares them, older headers do not. */
+void free_sized(void *p, size_t size);
+void free_aligned_sized(void *p, size_t align, size_t size);
+
+/*
+ * free_sized() and free_aligned_sized() free every kind of block (a second
+ * free() of it is then a double free), report a size larger than the block,
+ * an alignment it does not have or that is no power of two, and still free
+ * it; a pointer that is not ours is reported and ignored.
+ */
+static void sized_frees(void)
+{
+	static const size_t sizes[] = { 0, 1, 100, 3000, 9000, 100000, 9 << 20 };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t n = sizes[i];
+		unsigned long e = slub_errors();
+		errno = 1234;
+		char *p = malloc(n);
+		free_sized(p, n);
+		void *q = aligned_alloc(64, n);
+		CHECK(q != NULL && aligned(q, 64));
+		free_aligned_sized(q, 64, n);
+		CHECK_EQ(errno, 1234);
+		CHECK_EQ(slub_errors(), e);
+		EXPECT_ONE_REPORT(free(OPAQUE(p)));		/* it was freed */
+		EXPECT_ONE_REPORT(free(OPAQUE(q)));
+	}
+	free_sized(NULL, 10);
+	free_aligned_sized(NULL, 16, 10);
+	char *p = malloc(100);		/* 112 usable */
+	EXPECT_ONE_REPORT(free_sized(OPAQUE(p), 113));
+	EXPECT_ONE_REPORT(free(OPAQUE(p)));			/* freed all the same */
+	p = malloc(100000);
+	EXPECT_ONE_REPORT(free_sized(OPAQUE(p), 200000));
+	EXPECT_ONE_REPORT(free(OPAQUE(p)));
+	p = malloc(48);
+	size_t align = 1;
+	while (aligned(p, align << 1))
+		align <<= 1;
+	EXPECT_ONE_REPORT(free_aligned_sized(OPAQUE(p), align << 1, 48));	/* not that aligned */
+	EXPECT_ONE_REPORT(free(OPAQUE(p)));
+	p = malloc(48);
+	EXPECT_ONE_REPORT(free_aligned_sized(OPAQUE(p), 24, 48));		/* no power of two */
+	EXPECT_ONE_REPORT(free(OPAQUE(p)));
+	p = malloc(48);
+	EXPECT_ONE_REPORT(free_aligned_sized(OPAQUE(p), 0, 48));
+	EXPECT_ONE_REPORT(free(OPAQUE(p)));
+	int local;
+	EXPECT_ONE_REPORT(free_sized(OPAQUE(&local), sizeof(local)));	/* not ours */
+	p = malloc(64);
+	EXPECT_ONE_REPORT(free_sized(OPAQUE(p + 16), 16));		/* inside a block */
+	free_sized(p, 64);
+}
+
 static void bad_pointers_are_reported(void)
 {
 	int local;
@@ -1130,6 +1184,7 @@ int main(int argc, char **argv)
 	RUN(calloc_zeroes_and_overflow);
 	RUN(memalign_family);
 	RUN(bad_pointers_are_reported);
+	RUN(sized_frees);
 	RUN(free_keeps_errno);
 	RUN(successes_keep_errno);
 	RUN(trim_and_info);
