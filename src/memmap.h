@@ -264,10 +264,17 @@ static inline void set_page_flags(struct page *page, uint32_t flags)
  * large region are never written either (16 MiB of descriptors per GiB);
  * they resolve through the region.
  */
+/*
+ * Without a branch: whether an object's page is its slab's head or a tail
+ * is a coin toss in a mixed heap (half the pages of 2-page slabs are
+ * tails), and a mispredicted branch cost more than the whole lookup
+ * (malloc_usable_size of random objects: 11 ns, not 4).
+ */
 static inline struct page *compound_head(struct page *page)
 {
 	uintptr_t word = READ_ONCE(page->compound_head);
-	return (word & 1) ? (struct page *)~word : page;
+	uintptr_t tail = -(word & 1);		/* all ones for a tail */
+	return (struct page *)(((uintptr_t)page & ~tail) | (~word & tail));
 }
 
 /*
