@@ -254,33 +254,12 @@ MALLOC_API size_t malloc_usable_size(void *p)
 	return usable_size(p, "malloc_usable_size", &ok);
 }
 
-MALLOC_API void *realloc(void *p, size_t size)
+/* Move @p's first @copy bytes to a new block of @size; @p is left to the caller. */
+static void *realloc_move(const void *p, size_t size, size_t copy)
 {
-	bool ok;
-	if (!p)
-		return malloc(size);
-	if (!size) {
-		free(p);	/* glibc: realloc(p, 0) frees and returns NULL */
-		return NULL;
-	}
-	size_t old = usable_size(p, "realloc", &ok);
-	if (!ok) {
-		errno = EINVAL;
-		return NULL;
-	}
-	/* In place while it fits and does not waste more than half. */
-	if (size <= old && (size > old / 2 || old <= MALLOC_MIN_ALIGN))
-		return p;
-	/* An extent grows or shrinks where it lies, or moves its pages (glibc: mremap). */
-	if (old > MALLOC_MAX_CLASS_SIZE && size > MALLOC_MAX_CLASS_SIZE) {
-		void *q = extent_resize(p, size);
-		if (q)
-			return q;
-	}
 	void *q = malloc(size);
 	if (!q)
 		return NULL;
-	size_t copy = size < old ? size : old;
 	/*
 	 * A long copy writes every page it reaches: fault them in with one
 	 * call, not one fault per page (os_populate; see allocate_slab).
@@ -292,7 +271,57 @@ MALLOC_API void *realloc(void *p, size_t size)
 			os_populate((void *)from, to - from);
 	}
 	memcpy(q, p, copy);
-	free(p);
+	return q;
+}
+
+/* In place while it fits and does not waste more than half. */
+static inline bool realloc_fits(size_t size, size_t old)
+{
+	return size <= old && (size > old / 2 || old <= MALLOC_MIN_ALIGN);
+}
+
+/* Extents, kmalloc's own large blocks and pointers that are not ours. */
+static __noinline void *realloc_slow(void *p, size_t size)
+{
+	bool ok;
+	size_t old = usable_size(p, "realloc", &ok);
+	if (!ok) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (realloc_fits(size, old))
+		return p;
+	/* An extent grows or shrinks where it lies, or moves its pages (glibc: mremap). */
+	if (old > MALLOC_MAX_CLASS_SIZE && size > MALLOC_MAX_CLASS_SIZE) {
+		void *q = extent_resize(p, size);
+		if (q)
+			return q;
+	}
+	void *q = realloc_move(p, size, size < old ? size : old);
+	if (q)
+		free(p);
+	return q;
+}
+
+MALLOC_API void *realloc(void *p, size_t size)
+{
+	if (!p)
+		return malloc(size);
+	if (!size) {
+		free(p);	/* glibc: realloc(p, 0) frees and returns NULL */
+		return NULL;
+	}
+	/* A slab object: one lookup serves the size and the free. */
+	struct slab *slab;
+	struct kmem_cache *s = object_cache(p, &slab);
+	if (unlikely(!s))
+		return realloc_slow(p, size);
+	size_t old = slab_ksize(s);
+	if (realloc_fits(size, old))
+		return p;
+	void *q = realloc_move(p, size, size < old ? size : old);
+	if (q)
+		slab_free(s, slab, p);
 	return q;
 }
 
