@@ -188,6 +188,14 @@ static inline int fault_counter(void)
 	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
 }
 
+/* The faults a fault_counter() has counted so far (a failed read fails the test). */
+static inline uint64_t faults_now(int fd)
+{
+	uint64_t n = 0;
+	CHECK(read(fd, &n, sizeof(n)) == sizeof(n));
+	return n;
+}
+
 /* Sanitizer builds run shorter stress loops. */
 #if defined(__SANITIZE_THREAD__)
 #define UNDER_TSAN 1

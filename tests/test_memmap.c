@@ -210,15 +210,6 @@ static void large_region_spans_slots(void)
 	CHECK(memmap_virt_to_page((void *)gap) == NULL);
 }
 
-/* User-space page faults counted by @fd, or 0 if there is no counter. */
-static uint64_t faults_now(int fd)
-{
-	uint64_t n = 0;
-	if (fd >= 0 && read(fd, &n, sizeof(n)) != sizeof(n))
-		n = 0;
-	return n;
-}
-
 /*
  * A new region's header page, the page describing its first data pages and
  * its table page come in with a call, not a fault each: a section's first

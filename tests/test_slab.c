@@ -617,11 +617,10 @@ static void lazy_pages_populated(void)
 	obj[0] = kmem_cache_alloc(s, GFP_KERNEL);	/* the slab, its first page linked */
 	void *start = slab_address(virt_to_slab(obj[0]));
 	CHECK_EQ(resident_pages(start, pages), 1);
-	uint64_t before = 0, after = 0;
-	CHECK(read(fd, &before, sizeof(before)) == sizeof(before));
+	uint64_t before = faults_now(fd);
 	for (unsigned int i = 1; i < objects; i++)
 		obj[i] = kmem_cache_alloc(s, GFP_KERNEL);
-	CHECK(read(fd, &after, sizeof(after)) == sizeof(after));
+	uint64_t after = faults_now(fd);
 	close(fd);
 	fprintf(stderr, "   %u objects over %u pages: %llu page faults\n", objects, pages,
 		(unsigned long long)(after - before));
