@@ -183,7 +183,24 @@ MALLOC_API void free(void *p)
 }
 
 /* What the caller may use at @p; *ok false (after a report) if @p is not ours. */
-static size_t usable_size(const void *p, const char *caller, bool *ok);
+static size_t usable_size(const void *p, const char *caller, bool *ok)
+{
+	struct slab *slab;
+	struct kmem_cache *s = object_cache(p, &slab);
+	*ok = true;
+	if (likely(s))
+		return slab_ksize(s);
+	size_t bytes = extent_usable_size(p);
+	if (bytes)
+		return bytes;
+	return ksize_of(p, caller, ok);
+}
+
+MALLOC_API size_t malloc_usable_size(void *p)
+{
+	bool ok;
+	return usable_size(p, "malloc_usable_size", &ok);
+}
 
 /*
  * C23's sized frees (glibc 2.43): a program built against a newer glibc
@@ -210,53 +227,32 @@ static __noinline void sized_free_slow(void *p, size_t align, size_t size, const
 	free(p);
 }
 
-static inline bool sized_free_ok(const void *p, size_t align, size_t size, size_t usable)
+/* Both sized frees: a slab object whose size and alignment check out, inline. */
+static inline void sized_free(void *p, size_t align, size_t size, const char *caller)
 {
-	return size <= usable && align && !(align & (align - 1)) && !((uintptr_t)p & (align - 1));
+	struct slab *slab;
+	struct kmem_cache *s = object_cache(p, &slab);
+	if (likely(s && size <= slab_ksize(s) && align && !(align & (align - 1)) &&
+		   !((uintptr_t)p & (align - 1))))
+		slab_free(s, slab, p);
+	else if (p)
+		sized_free_slow(p, align, size, caller);
 }
 
 MALLOC_API void free_sized(void *p, size_t size)
 {
-	struct slab *slab;
-	struct kmem_cache *s = object_cache(p, &slab);
-	if (likely(s && size <= slab_ksize(s)))
-		slab_free(s, slab, p);
-	else if (p)
-		sized_free_slow(p, 1, size, "free_sized");
+	sized_free(p, 1, size, "free_sized");
 }
 
 MALLOC_API void free_aligned_sized(void *p, size_t align, size_t size)
 {
-	struct slab *slab;
-	struct kmem_cache *s = object_cache(p, &slab);
-	if (likely(s && sized_free_ok(p, align, size, slab_ksize(s))))
-		slab_free(s, slab, p);
-	else if (p)
-		sized_free_slow(p, align, size, "free_aligned_sized");
+	sized_free(p, align, size, "free_aligned_sized");
 }
 
-static size_t usable_size(const void *p, const char *caller, bool *ok)
+/* Copy @p (@old bytes usable) to a new block of @size; @p is left to the caller. */
+static void *realloc_move(const void *p, size_t size, size_t old)
 {
-	struct slab *slab;
-	struct kmem_cache *s = object_cache(p, &slab);
-	*ok = true;
-	if (likely(s))
-		return slab_ksize(s);
-	size_t bytes = extent_usable_size(p);
-	if (bytes)
-		return bytes;
-	return ksize_of(p, caller, ok);
-}
-
-MALLOC_API size_t malloc_usable_size(void *p)
-{
-	bool ok;
-	return usable_size(p, "malloc_usable_size", &ok);
-}
-
-/* Move @p's first @copy bytes to a new block of @size; @p is left to the caller. */
-static void *realloc_move(const void *p, size_t size, size_t copy)
-{
+	size_t copy = size < old ? size : old;
 	void *q = malloc(size);
 	if (!q)
 		return NULL;
@@ -297,7 +293,7 @@ static __noinline void *realloc_slow(void *p, size_t size)
 		if (q)
 			return q;
 	}
-	void *q = realloc_move(p, size, size < old ? size : old);
+	void *q = realloc_move(p, size, old);
 	if (q)
 		free(p);
 	return q;
@@ -319,7 +315,7 @@ MALLOC_API void *realloc(void *p, size_t size)
 	size_t old = slab_ksize(s);
 	if (realloc_fits(size, old))
 		return p;
-	void *q = realloc_move(p, size, size < old ? size : old);
+	void *q = realloc_move(p, size, old);
 	if (q)
 		slab_free(s, slab, p);
 	return q;
