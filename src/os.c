@@ -167,6 +167,11 @@ void os_no_huge_pages(void *addr, size_t size)
 	slub_os.madvise(addr, size, MADV_NOHUGEPAGE);
 }
 
+void os_huge_pages(void *addr, size_t size)
+{
+	slub_os.madvise(addr, size, MADV_HUGEPAGE);
+}
+
 int os_commit_charged(void *addr, size_t size)
 {
 	void *p = slub_os.mmap(addr, size, PROT_READ | PROT_WRITE,

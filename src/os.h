@@ -58,6 +58,11 @@ __hidden void *os_map_sparse(size_t size);
  */
 __hidden void os_no_huge_pages(void *addr, size_t size);
 /*
+ * Ask for transparent huge pages on [addr, addr + size) (MADV_HUGEPAGE),
+ * where the system's setting is "madvise"; a no-op where THP is absent.
+ */
+__hidden void os_huge_pages(void *addr, size_t size);
+/*
  * Commit charged to the process, as a plain mmap is: the kernel's
  * overcommit check sees it, so an absurd request fails here with ENOMEM
  * (os_commit()'s mprotect of a MAP_NORESERVE reservation is never

@@ -134,9 +134,15 @@ static inline int child_under_address_limit(size_t extra, int (*fn)(void))
 	return WEXITSTATUS(status);
 }
 
+/* Is the kernel built with transparent huge pages? */
+static inline bool have_thp(void)
+{
+	return access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
+}
+
 /* The /proc/self/smaps entry of the mapping holding an address. */
 struct smaps_vma {
-	bool found, anonymous, no_huge;	/* no_huge: VmFlags "nh" */
+	bool found, anonymous, no_huge, huge;	/* VmFlags "nh", "hg" */
 	unsigned long lo, hi;
 	long rss_kb;
 };
@@ -164,8 +170,10 @@ static inline struct smaps_vma smaps_vma_of(const void *addr)
 			}
 		} else if (in) {
 			sscanf(line, "Rss: %ld kB", &v.rss_kb);
-			if (strncmp(line, "VmFlags:", 8) == 0)
+			if (strncmp(line, "VmFlags:", 8) == 0) {
 				v.no_huge = strstr(line, " nh") != NULL;
+				v.huge = strstr(line, " hg") != NULL;
+			}
 		}
 	}
 	fclose(f);

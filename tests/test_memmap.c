@@ -70,11 +70,6 @@ static void section_header_and_lookups(void)
 }
 
 /* MADV_NOHUGEPAGE exists only where the kernel has THP. */
-static bool have_thp(void)
-{
-	return access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
-}
-
 /*
  * The section table is a mapping of its own, made with the first region:
  * not bss, which would make the library's image 8 MiB (test_image), and

@@ -13,6 +13,7 @@
 #include <slub.h>
 #include "check.h"
 #include "memmap.h"
+#include "options.h"
 #include "os.h"
 #include "page_alloc.h"
 #include "report.h"
@@ -758,6 +759,53 @@ static void large_extents_split_their_pages(void)
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
+/*
+ * A large block of slub_thp_mb MiB (16) or more asks for transparent huge
+ * pages on its data, whose mapping ends with it; a smaller one is left to
+ * the system, as is every mem_map.  A block growing to the size asks when
+ * it does, in place or moving its pages.  slub_thp_mb=0 (--no-thp): none.
+ */
+static void large_blocks_ask_for_huge_pages(void)
+{
+	if (!have_thp())
+		return;
+	bool asks = slub_opt(thp_mb) != 0;
+	const unsigned long min = 16UL << (20 - PAGE_SHIFT);
+
+	struct page *e = alloc_pages_extent(GFP_KERNEL, min - 1, 0);
+	CHECK(e != NULL);
+	char *data = page_address(e);
+	CHECK(!smaps_vma_of(data).huge);
+	CHECK(resize_pages_extent(e, min - 1, min));	/* in place: its slot has room */
+	struct smaps_vma v = smaps_vma_of(data);
+	CHECK_EQ(v.huge, asks);
+	CHECK(v.lo == (uintptr_t)data && v.hi == (uintptr_t)(data + (min << PAGE_SHIFT)));
+	CHECK(!smaps_vma_of(page_region(e)).huge);
+	free_pages_extent(e, min);
+
+	struct page *block = alloc_pages(GFP_KERNEL, 12);	/* 16 MiB */
+	CHECK(block != NULL);
+	CHECK_EQ(smaps_vma_of(page_address(block)).huge, asks);
+	CHECK(!smaps_vma_of(page_region(block)).huge);
+	__free_pages(block, 12);
+	block = alloc_pages(GFP_KERNEL, 11);	/* 8 MiB */
+	CHECK(block != NULL);
+	CHECK(!smaps_vma_of(page_address(block)).huge);
+	__free_pages(block, 11);
+
+	const unsigned long nr = 3000, big = 20000;	/* 11.7 MiB, then 78 MiB: it moves */
+	e = alloc_pages_extent(GFP_KERNEL, nr, 0);
+	CHECK(e != NULL && !smaps_vma_of(page_address(e)).huge);
+	struct page *m = remap_pages_extent(e, nr, big);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(smaps_vma_of(page_address(m)).huge, asks);
+	CHECK_EQ(smaps_vma_of((char *)page_address(m) + (big << PAGE_SHIFT) - 1).huge, asks);
+	free_pages_extent(m, big);
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
 static void get_order_matches_kernel(void)
 {
 	CHECK_EQ(get_order(1), 0);
@@ -833,8 +881,13 @@ static void carves_merge_with_dirty_blocks(void)
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "--no-thp") == 0) {
+		CHECK_EQ(slub_setup("slub_thp_mb=0"), 0);
+		RUN(large_blocks_ask_for_huge_pages);
+		return check_done();
+	}
 	RUN(sections_are_carved_lazily);	/* first: a new zone */
 	RUN(carves_merge_with_dirty_blocks);	/* second: a young section */
 	RUN(get_order_matches_kernel);
@@ -853,6 +906,7 @@ int main(void)
 	RUN(extents_resize_in_place);
 	RUN(large_extents_move_their_pages);
 	RUN(large_extents_split_their_pages);
+	RUN(large_blocks_ask_for_huge_pages);
 	CHECK_EQ(page_alloc_validate(), 0);
 	return check_done();
 }
