@@ -172,12 +172,32 @@ int main(int argc, char **argv)
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
+	/*
+	 * The signals passed on are held from before the fork until the
+	 * handler knows the child: one arriving in between would otherwise
+	 * end slubrun alone and leave the program running, orphaned.
+	 */
+	static const int passed_on[] = { SIGTERM, SIGHUP, SIGALRM, SIGUSR1, SIGUSR2 };
+	const size_t nr_passed = sizeof(passed_on) / sizeof(passed_on[0]);
+	sigset_t held, old_mask;
+	sigemptyset(&held);
+	for (size_t k = 0; k < nr_passed; k++)
+		sigaddset(&held, passed_on[k]);
+	sigprocmask(SIG_BLOCK, &held, &old_mask);
+	struct sigaction fwd = { .sa_handler = forward };
+	sigemptyset(&fwd.sa_mask);
+	for (size_t k = 0; k < nr_passed; k++)
+		sigaction(passed_on[k], &fwd, NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		perror("slubrun: fork");
 		return 127;
 	}
 	if (pid == 0) {
+		/* The program's own: default actions, then the mask it was given. */
+		for (size_t k = 0; k < nr_passed; k++)
+			signal(passed_on[k], SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(stats_fd);
@@ -187,11 +207,7 @@ int main(int argc, char **argv)
 		_exit(e == ENOENT ? 127 : 126);
 	}
 	child = pid;
-	struct sigaction fwd = { .sa_handler = forward };
-	sigemptyset(&fwd.sa_mask);
-	static const int passed_on[] = { SIGTERM, SIGHUP, SIGALRM, SIGUSR1, SIGUSR2 };
-	for (size_t k = 0; k < sizeof(passed_on) / sizeof(passed_on[0]); k++)
-		sigaction(passed_on[k], &fwd, NULL);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);	/* one held meanwhile is passed on now */
 	int status;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
