@@ -108,9 +108,26 @@ static void large_geometry(uint64_t nr_pages, size_t align, uint32_t *nr_slots,
 	}
 }
 
+/*
+ * The table's pages that add_region() wrote (region_lock held): no entry
+ * elsewhere can name a region.  slot_is_ours() asks here first, so that a
+ * probe near a page nobody wrote yet (the first region's, in every
+ * process) is not a read fault of its own, 11 us in our CI's machines.
+ */
+#define TABLE_PAGES (((NR_SECTION_SLOTS + 1) * sizeof(uint32_t) + PAGE_SIZE - 1) / PAGE_SIZE)
+static uint64_t table_pages_written[(TABLE_PAGES + 63) / 64];
+
+static size_t table_page_of(uintptr_t at)
+{
+	return (size_t)(at >> SECTION_SHIFT) * sizeof(uint32_t) / PAGE_SIZE;
+}
+
 /* For os_reserve_avoiding(), region_lock held: a slot of ours has no room for another region. */
 static bool slot_is_ours(uintptr_t at)
 {
+	size_t page = table_page_of(at);
+	if (page >= TABLE_PAGES || !(table_pages_written[page / 64] & (1ULL << (page % 64))))
+		return false;
 	return memmap_slot(at) != 0;
 }
 
@@ -233,8 +250,11 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 	uint32_t entry = tag | (kind == REGION_LARGE ? SLOT_LARGE : 0);
 	/* Its table page too, the first region's certainly new (a call on one in is cheap). */
 	os_populate((void *)((uintptr_t)&memmap_section_table[tag] & ~(PAGE_SIZE - 1)), PAGE_SIZE);
-	for (uint32_t i = 0; i < nr_slots; i++)
+	for (uint32_t i = 0; i < nr_slots; i++) {
+		size_t page = table_page_of((uintptr_t)base + ((size_t)i << SECTION_SHIFT));
+		table_pages_written[page / 64] |= 1ULL << (page % 64);
 		__atomic_store_n(&memmap_section_table[tag + i], entry, __ATOMIC_RELEASE);
+	}
 	memmap_unlock();
 	return r;
 fail_release:

@@ -43,7 +43,15 @@ static struct pcpu_chunk *pcpu_new_chunk(unsigned int nr_cpus)
 		os_release(base, bytes);
 		return NULL;
 	}
-	os_populate(base, PAGE_SIZE);	/* the header's page: a call, not a fault (memmap.c) */
+	/*
+	 * The header's page, and the first page of the unit of the CPU we run
+	 * on, whose slots the first caches fill at once: a call, not a fault
+	 * each (memmap.c).
+	 */
+	os_populate(base, PAGE_SIZE);
+	unsigned int cpu = os_current_cpu();
+	if (cpu && cpu < nr_cpus)
+		os_populate((char *)base + ((size_t)cpu << PCPU_UNIT_SHIFT), PAGE_SIZE);
 	struct pcpu_chunk *chunk = base;
 	chunk->used[0] = 1;	/* the header */
 	chunk->next = pcpu_chunks;

@@ -74,7 +74,10 @@ static void untouched_units_unbacked(void)
 		slots[i] = pcpu_slot_alloc(cpus);
 	for (int i = 0; i < (int)PCPU_SLOTS_PER_CHUNK - 1; i++)
 		pcpu_slot_free(slots[i]);
-	/* Written: the header's page.  Zeroing every copy would back every unit. */
+	/*
+	 * Backed: the header's page, and the first page of the unit of the CPU
+	 * the chunk was made on.  Zeroing every copy would back every unit.
+	 */
 	long rss = smaps_vma_of(slots[0]).rss_kb;
 	CHECK(rss >= 4);
 	CHECK(rss <= 8);
