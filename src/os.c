@@ -14,6 +14,7 @@
 #endif
 #include <fcntl.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -164,12 +165,33 @@ void *os_map_sparse(size_t size)
 void os_no_huge_pages(void *addr, size_t size)
 {
 	/* Fails where THP is not built in; then there is nothing to avoid. */
+	int saved_errno = errno;
 	slub_os.madvise(addr, size, MADV_NOHUGEPAGE);
+	errno = saved_errno;
 }
 
 void os_huge_pages(void *addr, size_t size)
 {
+	int saved_errno = errno;
 	slub_os.madvise(addr, size, MADV_HUGEPAGE);
+	errno = saved_errno;
+}
+
+bool os_thp_setting_is_madvise(void)
+{
+	int saved_errno = errno;
+	char buf[128];
+	ssize_t n = -1;
+	int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	errno = saved_errno;
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return strstr(buf, "[madvise]") != NULL;
 }
 
 int os_commit_charged(void *addr, size_t size)

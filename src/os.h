@@ -58,10 +58,12 @@ __hidden void *os_map_sparse(size_t size);
  */
 __hidden void os_no_huge_pages(void *addr, size_t size);
 /*
- * Ask for transparent huge pages on [addr, addr + size) (MADV_HUGEPAGE),
- * where the system's setting is "madvise"; a no-op where THP is absent.
+ * Ask for transparent huge pages on [addr, addr + size) (MADV_HUGEPAGE).
+ * Both calls keep errno; where THP is not built in they do nothing.
  */
 __hidden void os_huge_pages(void *addr, size_t size);
+/* Is /sys/kernel/mm/transparent_hugepage/enabled "madvise"? */
+__hidden bool os_thp_setting_is_madvise(void);
 /*
  * Commit charged to the process, as a plain mmap is: the kernel's
  * overcommit check sees it, so an absurd request fails here with ENOMEM

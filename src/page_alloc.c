@@ -40,7 +40,8 @@ static unsigned int decommit_order;
 static uint64_t decay_ms;
 static unsigned long dirty_ratio;
 static uint64_t bound_idle_ms;	/* see zone_bound_dirty() */
-static unsigned long thp_min_pages;	/* see large_huge_pages() */
+static unsigned long thp_min_pages;	/* see large_fit_huge_pages() */
+static int thp_madvise = -1;		/* the system's THP setting is "madvise" (1); -1: not read yet */
 
 void page_alloc_init(void)
 {
@@ -391,13 +392,31 @@ static void extent_account(unsigned long nr, long sign);
  * page fault at a time: 46K faults, 11 us each in our CI's virtual
  * machines).  What it costs is the 2 MiB window being filled, all resident
  * at once: at most 2 MiB a block, an eighth of the smallest one at the
- * default.  Its data starts on a 2 MiB boundary (add_region) and its
- * mapping ends with it, so no huge page reaches past the block.
+ * default.  Only where the system's setting is "madvise": under "always"
+ * the block has them anyway, under "never" it cannot.
+ *
+ * Called with a block's pages (@nr, from @data) whenever its size changes,
+ * and @mapped, the pages of its mapping from @data (moved blocks are
+ * mapped larger): a block that shrinks or is split below the size, or
+ * moves into a mapping that had asked, says "no" again on its own pages
+ * (which is what no advice means under "madvise"), so the advice always
+ * follows the block's size and its pages stay one mapping for mremap.
  */
-static void large_huge_pages(void *data, unsigned long nr)
+static void large_fit_huge_pages(void *data, unsigned long nr, unsigned long mapped)
 {
-	if (thp_min_pages && nr >= thp_min_pages)
-		os_huge_pages(data, nr << PAGE_SHIFT);
+	if (!thp_min_pages)
+		return;
+	int madvise_setting = __atomic_load_n(&thp_madvise, __ATOMIC_RELAXED);
+	if (nr >= thp_min_pages) {
+		if (madvise_setting < 0) {
+			madvise_setting = os_thp_setting_is_madvise();
+			__atomic_store_n(&thp_madvise, madvise_setting, __ATOMIC_RELAXED);
+		}
+		if (madvise_setting)
+			os_huge_pages(data, mapped << PAGE_SHIFT);
+	} else if (madvise_setting > 0) {
+		os_no_huge_pages(data, nr << PAGE_SHIFT);	/* none ever asked before the first */
+	}
 }
 
 static struct page *alloc_large_region(struct zone *z, gfp_t gfp, unsigned int order,
@@ -418,7 +437,8 @@ static struct page *alloc_large_region(struct zone *z, gfp_t gfp, unsigned int o
 	page->zone = (uint8_t)z->type;
 	page->node = (uint16_t)z->node;
 	__atomic_store_n(&page->flags, PG_head | PG_large, __ATOMIC_RELEASE);
-	large_huge_pages(memmap_page_address(page), nr);
+	if (nr >= thp_min_pages)	/* a new mapping: no advice to undo below the size */
+		large_fit_huge_pages(memmap_page_address(page), nr, nr);
 	__atomic_add_fetch(&page_alloc_stats.large_allocs, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&page_alloc_stats.large_pages, nr, __ATOMIC_RELAXED);
 	return page;	/* a fresh mapping is zero: no memset for __GFP_ZERO */
@@ -1180,8 +1200,7 @@ bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_
 		else if (new_nr <= nr)
 			ok = !os_decommit(data + (new_nr << PAGE_SHIFT), (nr - new_nr) << PAGE_SHIFT);
 		if (ok) {
-			if (new_nr > nr)
-				large_huge_pages(data, new_nr);
+			large_fit_huge_pages(data, new_nr, r->moved_pages ? r->moved_pages : new_nr);
 			r->nr_pages = new_nr;
 			__atomic_add_fetch(&page_alloc_stats.large_pages, new_nr - nr, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&page_alloc_stats.extent_pages, new_nr - nr, __ATOMIC_RELAXED);
@@ -1279,7 +1298,7 @@ struct page *remap_pages_extent(struct page *page, unsigned long nr, unsigned lo
 		prep_moved_head(head, r, page, old);
 		__atomic_store_n(&head->flags, page_flags(page), __ATOMIC_RELEASE);
 		set_page_flags(page, 0);
-		large_huge_pages(to, map_nr);
+		large_fit_huge_pages(to, new_nr, map_nr);
 		base = old;
 		bytes = old->reserved_bytes;
 		memmap_unregister_region(old);
@@ -1358,6 +1377,9 @@ struct page *split_pages_extent(struct page *page, unsigned long nr, unsigned lo
 	}
 	if (beyond)
 		memmap_release_region(beyond, beyond_bytes);
+	/* Both parts kept the old block's advice. */
+	large_fit_huge_pages(from - (keep << PAGE_SHIFT), keep, keep);
+	large_fit_huge_pages(to, take, take);
 	__atomic_add_fetch(&page_alloc_stats.large_allocs, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&page_alloc_stats.split_extents, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&page_alloc_stats.split_pages, take, __ATOMIC_RELAXED);

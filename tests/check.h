@@ -134,7 +134,7 @@ static inline int child_under_address_limit(size_t extra, int (*fn)(void))
 	return WEXITSTATUS(status);
 }
 
-/* Is the kernel built with transparent huge pages? */
+/* Is the kernel built with transparent huge pages (and MADV_[NO]HUGEPAGE)? */
 static inline bool have_thp(void)
 {
 	return access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;

@@ -69,7 +69,6 @@ static void section_header_and_lookups(void)
 	__free_pages(page, 0);
 }
 
-/* MADV_NOHUGEPAGE exists only where the kernel has THP. */
 /*
  * The section table is a mapping of its own, made with the first region:
  * not bss, which would make the library's image 8 MiB (test_image), and

@@ -761,48 +761,85 @@ static void large_extents_split_their_pages(void)
 
 /*
  * A large block of slub_thp_mb MiB (16) or more asks for transparent huge
- * pages on its data, whose mapping ends with it; a smaller one is left to
- * the system, as is every mem_map.  A block growing to the size asks when
- * it does, in place or moving its pages.  slub_thp_mb=0 (--no-thp): none.
+ * pages on its data, where the system's setting is "madvise"; a smaller one
+ * is left to the system, as is every mem_map.  The advice follows the
+ * block's size: growing to it (in place or moving its pages) asks, and
+ * shrinking or being split below it undoes the asking, on the block's own
+ * pages, which stay one mapping.  slub_thp_mb=0 (--no-thp): none asks.
  */
+static bool block_huge(struct page *block, unsigned long nr)
+{
+	char *data = page_address(block);
+	struct smaps_vma v = smaps_vma_of(data);
+	/* One mapping for all of the block, or mremap could not move it. */
+	CHECK(v.lo <= (uintptr_t)data && v.hi >= (uintptr_t)(data + (nr << PAGE_SHIFT)));
+	return v.huge;
+}
+
 static void large_blocks_ask_for_huge_pages(void)
 {
 	if (!have_thp())
 		return;
-	bool asks = slub_opt(thp_mb) != 0;
+	bool asks = slub_opt(thp_mb) != 0 && os_thp_setting_is_madvise();
 	const unsigned long min = 16UL << (20 - PAGE_SHIFT);
 
 	struct page *e = alloc_pages_extent(GFP_KERNEL, min - 1, 0);
 	CHECK(e != NULL);
 	char *data = page_address(e);
-	CHECK(!smaps_vma_of(data).huge);
+	CHECK(!block_huge(e, min - 1));
 	CHECK(resize_pages_extent(e, min - 1, min));	/* in place: its slot has room */
 	struct smaps_vma v = smaps_vma_of(data);
 	CHECK_EQ(v.huge, asks);
 	CHECK(v.lo == (uintptr_t)data && v.hi == (uintptr_t)(data + (min << PAGE_SHIFT)));
 	CHECK(!smaps_vma_of(page_region(e)).huge);
-	free_pages_extent(e, min);
+	CHECK(resize_pages_extent(e, min, min / 2));	/* shrunk below: asks no more */
+	CHECK(!block_huge(e, min / 2));
+	CHECK(resize_pages_extent(e, min / 2, min + 1));	/* and again */
+	CHECK_EQ(block_huge(e, min + 1), asks);
+	free_pages_extent(e, min + 1);
 
 	struct page *block = alloc_pages(GFP_KERNEL, 12);	/* 16 MiB */
 	CHECK(block != NULL);
-	CHECK_EQ(smaps_vma_of(page_address(block)).huge, asks);
+	CHECK_EQ(block_huge(block, min), asks);
 	CHECK(!smaps_vma_of(page_region(block)).huge);
 	__free_pages(block, 12);
 	block = alloc_pages(GFP_KERNEL, 11);	/* 8 MiB */
 	CHECK(block != NULL);
-	CHECK(!smaps_vma_of(page_address(block)).huge);
+	CHECK(!block_huge(block, min / 2));
 	__free_pages(block, 11);
 
-	const unsigned long nr = 3000, big = 20000;	/* 11.7 MiB, then 78 MiB: it moves */
+	/* Moved: the new size decides, not the mapping (a quarter larger). */
+	const unsigned long nr = 3000, big = 20000;	/* 11.7 MiB, then 78 MiB */
 	e = alloc_pages_extent(GFP_KERNEL, nr, 0);
-	CHECK(e != NULL && !smaps_vma_of(page_address(e)).huge);
-	struct page *m = remap_pages_extent(e, nr, big);
+	CHECK(e != NULL && !block_huge(e, nr));
+	struct page *m = remap_pages_extent(e, nr, 3300);	/* 12.9 MiB, mapped as 16.1 */
 	CHECK(m != NULL);
 	if (!m)
 		return;
-	CHECK_EQ(smaps_vma_of(page_address(m)).huge, asks);
-	CHECK_EQ(smaps_vma_of((char *)page_address(m) + (big << PAGE_SHIFT) - 1).huge, asks);
-	free_pages_extent(m, big);
+	CHECK(!block_huge(m, 3300));
+	struct page *m2 = remap_pages_extent(m, 3300, big);
+	CHECK(m2 != NULL);
+	if (!m2)
+		return;
+	CHECK_EQ(block_huge(m2, big), asks);
+	CHECK_EQ(smaps_vma_of((char *)page_address(m2) + (big << PAGE_SHIFT) - 1).huge, asks);
+
+	/* Split: each part as its own size says. */
+	struct page *tail = split_pages_extent(m2, big, big - min - 100);
+	CHECK(tail != NULL);
+	if (!tail)
+		return;
+	CHECK_EQ(block_huge(m2, min + 100), asks);
+	CHECK_EQ(block_huge(tail, big - min - 100), asks);
+	struct page *tail2 = split_pages_extent(m2, min + 100, 200);
+	CHECK(tail2 != NULL);
+	if (!tail2)
+		return;
+	CHECK(!block_huge(m2, min - 100));
+	CHECK(!block_huge(tail2, 200));
+	free_pages_extent(m2, min - 100);
+	free_pages_extent(tail2, 200);
+	free_pages_extent(tail, big - min - 100);
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 

@@ -16,6 +16,7 @@
  * slubrun itself runs on glibc's malloc; only the program is preloaded.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -184,19 +185,25 @@ int main(int argc, char **argv)
 	for (size_t k = 0; k < nr_passed; k++)
 		sigaddset(&held, passed_on[k]);
 	sigprocmask(SIG_BLOCK, &held, &old_mask);
-	struct sigaction fwd = { .sa_handler = forward };
+	/* One the caller ignores (nohup, trap '' HUP) stays ignored, by the program too. */
+	struct sigaction fwd = { .sa_handler = forward }, old_act[5];
+	static_assert(sizeof(old_act) / sizeof(old_act[0]) == sizeof(passed_on) / sizeof(passed_on[0]),
+		      "one old action per signal passed on");
 	sigemptyset(&fwd.sa_mask);
-	for (size_t k = 0; k < nr_passed; k++)
-		sigaction(passed_on[k], &fwd, NULL);
+	for (size_t k = 0; k < nr_passed; k++) {
+		sigaction(passed_on[k], NULL, &old_act[k]);
+		if (old_act[k].sa_handler != SIG_IGN)
+			sigaction(passed_on[k], &fwd, NULL);
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		perror("slubrun: fork");
 		return 127;
 	}
 	if (pid == 0) {
-		/* The program's own: default actions, then the mask it was given. */
+		/* The program's own: the actions and the mask slubrun was given. */
 		for (size_t k = 0; k < nr_passed; k++)
-			signal(passed_on[k], SIG_DFL);
+			sigaction(passed_on[k], &old_act[k], NULL);
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
@@ -208,6 +215,19 @@ int main(int argc, char **argv)
 	}
 	child = pid;
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);	/* one held meanwhile is passed on now */
+	/*
+	 * Wait for its end without collecting it, so that its pid, which a
+	 * late signal is passed on to, is nobody else's until the handler
+	 * forgets it.
+	 */
+	siginfo_t info;
+	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0)
+		if (errno != EINTR) {
+			perror("slubrun: waitid");
+			return 127;
+		}
+	sigprocmask(SIG_BLOCK, &held, NULL);
+	child = 0;
 	int status;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {

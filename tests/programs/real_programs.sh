@@ -198,7 +198,7 @@ shell)	# fork and exec all the time, exit codes, signals
   # also while slubrun --stats is still starting it (the signal is held).
   for delay in 0.3 $(for i in 1 2 3 4 5; do echo 0 0.001 0.003 0.01; done); do
     for opt in "" --stats; do
-      "$slubrun" $opt -- sleep 30 2>/dev/null &
+      "$slubrun" $opt -- sleep 29.517 2>/dev/null &
       sp=$!
       sleep $delay
       kill -TERM $sp
@@ -207,7 +207,11 @@ shell)	# fork and exec all the time, exit codes, signals
     done
   done
   sleep 0.2
-  ! pgrep -f 'sleep 30' >/dev/null || fail "SIGTERM to slubrun left the program running"
+  ! pgrep -f 'sleep 29.517' >/dev/null || fail "SIGTERM to slubrun left the program running"
+  # A signal the caller ignores (nohup) stays ignored by slubrun and the program.
+  out=$(bash -c 'trap "" HUP; "$1" --stats -- sh -c "sleep 0.5; echo survived" 2>/dev/null & sleep 0.2; kill -HUP $!; wait $!' _ "$slubrun") ||
+    fail "an ignored SIGHUP ended slubrun --stats (status $?)"
+  [ "$out" = survived ] || fail "an ignored SIGHUP reached the program: '$out'"
   # Under a limit on address space a real program runs in not much more
   # than it needs: python building a million-element list (glibc: 60 MB;
   # libslub needed 160 MB while every block took a 64 MiB slot).
