@@ -117,18 +117,23 @@ static void large_geometry(uint64_t nr_pages, size_t align, uint32_t *nr_slots,
 #define TABLE_PAGES (((NR_SECTION_SLOTS + 1) * sizeof(uint32_t) + PAGE_SIZE - 1) / PAGE_SIZE)
 static uint64_t table_pages_written[(TABLE_PAGES + 63) / 64];
 
-static size_t table_page_of(uintptr_t at)
+/* Bit @set in table_pages_written for the table page naming @at's slot; was it set? */
+static bool table_page_written(uintptr_t at, bool set)
 {
-	return (size_t)(at >> SECTION_SHIFT) * sizeof(uint32_t) / PAGE_SIZE;
+	size_t page = (size_t)(at >> SECTION_SHIFT) * sizeof(uint32_t) / PAGE_SIZE;
+	if (page >= TABLE_PAGES)
+		return false;
+	uint64_t bit = 1ULL << (page % 64);
+	bool was = table_pages_written[page / 64] & bit;
+	if (set)
+		table_pages_written[page / 64] |= bit;
+	return was;
 }
 
 /* For os_reserve_avoiding(), region_lock held: a slot of ours has no room for another region. */
 static bool slot_is_ours(uintptr_t at)
 {
-	size_t page = table_page_of(at);
-	if (page >= TABLE_PAGES || !(table_pages_written[page / 64] & (1ULL << (page % 64))))
-		return false;
-	return memmap_slot(at) != 0;
+	return table_page_written(at, false) && memmap_slot(at) != 0;
 }
 
 #define LARGE_DATA_ALIGN (2UL << 20)
@@ -251,8 +256,7 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 	/* Its table page too, the first region's certainly new (a call on one in is cheap). */
 	os_populate((void *)((uintptr_t)&memmap_section_table[tag] & ~(PAGE_SIZE - 1)), PAGE_SIZE);
 	for (uint32_t i = 0; i < nr_slots; i++) {
-		size_t page = table_page_of((uintptr_t)base + ((size_t)i << SECTION_SHIFT));
-		table_pages_written[page / 64] |= 1ULL << (page % 64);
+		table_page_written((uintptr_t)base + ((size_t)i << SECTION_SHIFT), true);
 		__atomic_store_n(&memmap_section_table[tag + i], entry, __ATOMIC_RELEASE);
 	}
 	memmap_unlock();

@@ -16,7 +16,6 @@
  * slubrun itself runs on glibc's malloc; only the program is preloaded.
  */
 #define _GNU_SOURCE
-#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -186,9 +185,8 @@ int main(int argc, char **argv)
 		sigaddset(&held, passed_on[k]);
 	sigprocmask(SIG_BLOCK, &held, &old_mask);
 	/* One the caller ignores (nohup, trap '' HUP) stays ignored, by the program too. */
-	struct sigaction fwd = { .sa_handler = forward }, old_act[5];
-	static_assert(sizeof(old_act) / sizeof(old_act[0]) == sizeof(passed_on) / sizeof(passed_on[0]),
-		      "one old action per signal passed on");
+	struct sigaction fwd = { .sa_handler = forward };
+	struct sigaction old_act[sizeof(passed_on) / sizeof(passed_on[0])];
 	sigemptyset(&fwd.sa_mask);
 	for (size_t k = 0; k < nr_passed; k++) {
 		sigaction(passed_on[k], NULL, &old_act[k]);
