@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The README's two commands: `make run` and `make test`.  CMake does the build.
 BUILD ?= build
 BENCH_BUILD ?= build-bench

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * bench_churn.c - random replacement in a live heap, the pattern of a cache
  * server overwriting keys (Redis SET): fill LIVE objects of small mixed

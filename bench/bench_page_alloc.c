@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * bench_page_alloc.c - the page allocator against mmap/munmap and glibc's
  * aligned_alloc/free, side by side in one process.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * bench_realloc.c - growing one big buffer with realloc, as a program that
  * appends to a vector or a string does: seconds spent inside realloc, for

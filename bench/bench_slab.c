@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * bench_slab.c - object allocation: kmem_cache_alloc/free and kmalloc/kfree
  * of libslub against malloc/free of whatever allocator the process runs on

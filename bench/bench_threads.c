@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * bench_threads.c - memory held as threads multiply: N threads churn one
  * shared live set of objects (allocate into empty slots, free what they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * machine_faults.c - properties of the machine that weigh on every
  * allocator's figures here, printed before comparing them:

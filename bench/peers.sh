@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # peers.sh - sourced by the run_*.sh scripts that time libslub-malloc.so
 # against each peer by LD_PRELOAD.  Sets preload[] and names[] (libslub,
 # glibc, then the peers installed) and declares best[].

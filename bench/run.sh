@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run.sh [BUILD_DIR] - the page allocator benchmark: a time table measured
 # side by side in one process, then instructions per pair under callgrind.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run_churn.sh [BUILD_DIR] - ns per random replacement in a live heap
 # (bench_churn: free a random object, allocate its successor, with
 # malloc_usable_size on both, as a cache server overwriting keys does),

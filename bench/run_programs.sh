@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run_programs.sh [BUILD_DIR] - real programs from Debian on libslub
 # (libslub-malloc.so preloaded) and on glibc, jemalloc, tcmalloc and
 # mimalloc: wall time and peak RSS (bench/runstat: wait4's ru_maxrss, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run_realloc.sh [BUILD_DIR] - seconds inside realloc while one buffer grows
 # (bench_realloc: doubled from 1 MiB to 1 GiB, and 64 KiB steps from 8 MiB
 # to 256 MiB), under libslub-malloc.so and each peer by LD_PRELOAD, interleaved

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run_redis.sh [BUILD_DIR] - Debian's redis-server under libslub-malloc.so
 # and each peer (LD_PRELOAD; jemalloc is redis's own, glibc's malloc comes
 # in through libc_malloc_debug.so, which only wraps it): requests per second

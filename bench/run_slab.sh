@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run_slab.sh [BUILD_DIR] - object allocation benchmarks, figures for the
 # SLUB core:
 #  1. ns per alloc+free pair of one 64-byte object: libslub's kmem_cache and

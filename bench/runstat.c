@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * runstat.c - run a command, print "wall_seconds peak_rss_kib" on stderr's
  * last line: wall time from a monotonic clock, peak RSS from wait4(),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * slub.h - the one public header of libslub.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # install-deps.sh [build|test|ci|bench] - install the Debian packages a job
 # needs, only those missing.  Needs root (or sudo) when something is missing.
 set -euo pipefail

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * compiler.h - attributes and memory-access helpers shared by every layer.
  */

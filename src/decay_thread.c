@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * decay_thread.c - slub_decay_thread: a thread that gives free pages back
  * while the program makes no allocator call.

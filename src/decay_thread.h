@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * decay_thread.h - slub_decay_thread (decay_thread.c): free pages go back
  * while the program sleeps.

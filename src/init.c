@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * init.c - slub_init_slow(): bring the layers up in order, once.
  */

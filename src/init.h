@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * init.h - start-up of the whole library, once, on first use.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * kmalloc.c - the kmalloc family on the kmalloc-8 ... kmalloc-8k caches
  * (plus kmalloc-96 and kmalloc-192), chosen by the kernel's size index;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kmalloc.h - what the kmalloc family shares with the malloc library:
  * the size classes, the fast lookup of a class's cache, and the checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * list.h - the kernel's circular doubly linked list, for free lists and
  * (later) partial lists.  An embedded node, no allocation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * malloc.c - the C library's malloc family on SLUB: libslub-malloc.so.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * malloc_classes.c - the malloc library's size classes (see malloc_classes.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * malloc_classes.h - the malloc library's size classes.
  *

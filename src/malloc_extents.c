@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * malloc_extents.c - malloc's blocks above 8 KiB: page extents of exactly
  * the pages asked for (alloc_pages_extent), the first descriptor marked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * malloc_extents.h - malloc's blocks above 8 KiB (malloc_extents.c).
  */

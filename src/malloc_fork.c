@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * malloc_fork.c - the malloc library's fork handlers, registered lazily
  * (the why and the when: init.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * malloc_stats.c - the malloc library's answers about itself and its one
  * knob: malloc_trim, malloc_stats, mallinfo2/mallinfo, malloc_info,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * memmap.c - regions of address space and the section table that maps any
  * address to its region's mem_map.  See memmap.h for the layout.

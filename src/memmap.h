@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * memmap.h - the memory map: page descriptors and the section table.
  *

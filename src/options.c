@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * options.c - the options table, the boot-line parser, slub_setup(),
  * slub_print_options().

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * os.c - the OS layer: mmap/madvise behind a swappable table, CPU count and
  * current CPU, clock, page-size check.  Nothing here allocates with malloc.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * os.h - the OS layer: address space (reserve, commit, decommit, release),
  * CPUs, time and the page-size check.

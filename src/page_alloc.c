@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * page_alloc.c - the buddy allocator and the kernel's page API.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * page_alloc.h - the buddy page allocator: nodes, zones, free areas.
  *

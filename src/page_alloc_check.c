@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * page_alloc_check.c - the page allocator seen from the side: the validator
  * (an executable statement of the free-list invariants) and buddyinfo.

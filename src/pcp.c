@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * pcp.c - per-CPU page lists in front of the buddy lists (see pcp.h).
  */

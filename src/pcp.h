@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pcp.h - per-CPU page lists, the kernel's `pcp`: small free blocks
  * (orders 0..PCP_MAX_ORDER) cached per CPU and zone in front of the buddy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * percpu.c - the chunks that hold the caches' per-CPU slots (percpu.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * percpu.h - per-CPU slots of the caches, laid out as the kernel's percpu
  * allocator lays out its units.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * percpu_rseq.h - restartable sequences for the per-CPU freelists (x86-64).
  *

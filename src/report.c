@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * report.c - format into a stack buffer, write(2) once, count the event.
  */

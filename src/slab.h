@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * slab.h - the SLUB engine's types and its inline fast paths.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * slab_common.c - the cache list and the kmem_cache API: create, destroy,
  * alloc, free, shrink, bulk.  Bad input is reported here, before the engine

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * slab_geometry.c - where objects go in a slab and how big a slab is: the
  * kernel's calculate_alignment(), calculate_sizes() and calculate_order(),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * slab_stats.c - a slabinfo-like table of the caches in use, written at
  * exit when slub_exit_stats= names a file (slubrun --stats sets it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * slub.c - the SLUB engine: slabs, the slow allocation path, frees outside
  * the cpu slab, per-CPU and per-node partial lists, flushing and shrinking.

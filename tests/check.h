@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check.h - the tests' harness: CHECK macros that count failures, a runner
  * per test function, helpers shared by the tests.  Each test file is one

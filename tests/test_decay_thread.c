@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_decay_thread.c - slub_decay_thread: started by slub_setup(), named,
  * one per process; while the program makes no allocator call it gives

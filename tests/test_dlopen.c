@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_dlopen.c - a library loaded with dlopen() allocates and frees, and
  * dlclose() leaves the process running: the libraries are linked

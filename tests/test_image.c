@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_image.c - what the built libraries cost every process that loads
  * them, read from their ELF files (argv: libslub.so, libslub-malloc.so):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_init.c - start-up and fork(): a child forked while other threads
  * hold allocator locks can still allocate; start-up happens once even when

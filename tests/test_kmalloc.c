@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_kmalloc.c - the kmalloc family: size classes and ksize, natural
  * alignment of power-of-two sizes, ZERO_SIZE_PTR, krealloc semantics,

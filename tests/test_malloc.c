@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_malloc.c - the malloc contract of libslub-malloc.so: sizes,
  * alignment, usable size, realloc, calloc, overflow, the memalign family,

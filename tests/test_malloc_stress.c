@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_malloc_stress.c - libslub-malloc.so under threads and forks: more
  * threads than CPUs pass blocks of every kind (small objects, extents, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_memmap.c - the memory map: descriptor layout, section table
  * lookups in both directions, region headers, large regions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_options.c - the options table and the boot-line grammar: values,
  * ranges, booleans, quotes, '-' for '_', every malformed form reported once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_os.c - the OS layer: reservations are aligned and inaccessible until
  * committed, decommit zeroes and frees RSS, CPU numbers are sane and follow

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_page_alloc.c - the kernel page API over the buddy allocator:
  * every order, alignment, round trips, coalescing, zeroing, DMA32,

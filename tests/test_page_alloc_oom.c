@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_page_alloc_oom.c - fault injection through the OS ops table: when
  * mmap, mprotect or madvise fail, every call returns NULL/0 with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_page_alloc_reclaim.c - free memory goes back to the OS: RSS falls
  * after slub_reclaim() and after the decay period, zero requests reuse

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_page_alloc_stress.c - more threads than CPUs allocate, write, check
  * and free blocks of mixed orders and zones, hand blocks to each other to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_pcp.c - per-CPU page lists: LIFO reuse on one CPU, never more than
  * slub_pcp_high pages held, drained when a zone runs dry, and switched off

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_percpu.c - the per-CPU slot chunks: slots are distinct and zero in
  * every CPU's unit, a freed slot comes back zeroed, a second chunk is made

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_report.c - the report sink: one count per event, none per detail
  * line, the text as written, errno untouched, long lines cut cleanly, and

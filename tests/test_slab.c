@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_slab.c - the kmem_cache API over the SLUB engine: allocation and
  * freeing, constructors, alignment, zeroing, bulk, shrink, destroy, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_slab_geometry.c - object layout and slab order against a table
  * worked out by hand from the kernel's rules (calculate_sizes/order) for

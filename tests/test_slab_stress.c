@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * test_slab_stress.c - more threads than CPUs allocate, stamp, check and
  * free objects of several caches (kmalloc ones included), hand objects to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * demo.c - what libslub does so far: the page allocator (blocks of every
  * order, the buddy free lists per zone and order after each step, as

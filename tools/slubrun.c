@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /*
  * slubrun - run a program with libslub as its malloc.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # test_install.sh BUILD_DIR SOURCE_DIR C_COMPILER - install into a scratch
 # prefix and use the result as an outside project would: pkg-config,
 # find_package(slub), the static library, and the exported symbol list.

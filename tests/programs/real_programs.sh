@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # real_programs.sh BUILD_DIR CASE - run a real program from Debian on glibc's
 # malloc and then under slubrun (libslub-malloc.so preloaded), and require
 # the same output, the same exit status, and no report from libslub.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A real Python workload for libslub-malloc: many small objects of every
 size (dicts, lists, strings, tuples), json, regular expressions, a class
 hierarchy, sorting, and threads passing objects to each other.  Its output

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 /* A program that uses libslub as an outside user would: <slub.h> only. */
 #include <slub.h>
 
