@@ -9,26 +9,33 @@ PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
 # CMake's own makefiles run under this one: keep their output quiet.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all run test build deps bench install clean
+.PHONY: all run test build configure bench install clean
 
 all: build
 
-deps:
-	@scripts/install-deps.sh test
-
-build: deps
+configure:
+	@scripts/install-deps.sh build
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-# The main job: build, show what the library does, then run a real program
-# (Python on a workload of its own) with libslub as its malloc.
-run: build
-	./$(BUILD)/tools/slub-demo
+# The main job: build what it shows (not the tests), show what the library
+# does, then run a real program (Python on a workload of its own) with
+# libslub as its malloc.  It installs only the compilers and python3.
+run:
+	@scripts/install-deps.sh run
+	@$(MAKE) configure
+	cmake --build $(BUILD) -j$(JOBS) --target slub-demo slubrun slub_malloc
+	$(BUILD)/tools/slub-demo
 	@echo
 	@echo "== a real program on libslub: slubrun --stats -- $(PYTHON) tests/programs/workload.py"
-	./$(BUILD)/tools/slubrun --stats -- $(PYTHON) tests/programs/workload.py
+	$(BUILD)/tools/slubrun --stats -- $(PYTHON) tests/programs/workload.py
 
-test: build
+# Every test, and the real programs they run under libslub.
+test:
+	@scripts/install-deps.sh test
+	@$(MAKE) build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
 # Benchmarks build in their own (Release) tree, leaving $(BUILD) as it was.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# install-deps.sh [build|test|ci|bench] - install the Debian packages a job
+# install-deps.sh [build|run|test|ci|bench] - install the Debian packages a job
 # needs, only those missing.  Needs root (or sudo) when something is missing.
 set -euo pipefail
 
@@ -10,10 +10,11 @@ pkgs=(build-essential cmake pkg-config)
 programs=(python3 sqlite3 git xz-utils gzip redis-server redis-tools)
 case "$profile" in
   build) ;;
+  run)   pkgs+=(python3) ;;	# make run: the demonstration and Python under slubrun
   test)  pkgs+=("${programs[@]}") ;;
   ci)    pkgs+=("${programs[@]}" clang libclang-rt-14-dev valgrind) ;;
   bench) pkgs+=("${programs[@]}" valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0) ;;
-  *) echo "install-deps.sh: unknown profile '$profile' (build, test, ci, bench)" >&2; exit 2 ;;
+  *) echo "install-deps.sh: unknown profile '$profile' (build, run, test, ci, bench)" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -11,7 +11,7 @@ prefix=$work/prefix
 fail() { echo "test_install: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
-for f in include/slub.h lib/libslub.so lib/libslub.a lib/pkgconfig/slub.pc \
+for f in include/slub.h lib/libslub.so lib/libslub.a lib/pkgconfig/slub.pc lib/pkgconfig/slub-malloc.pc \
          lib/cmake/slub/slubConfig.cmake lib/libslub-malloc.so bin/slubrun; do
   [ -e "$prefix/$f" ] || fail "missing $f"
 done
@@ -51,6 +51,9 @@ LD_LIBRARY_PATH=$prefix/lib "$work/c_shared" || fail "pkg-config shared consumer
 "$cc" -o "$work/c_static" "$src/tests/install/consumer/consumer.c" $(pkg-config --cflags slub) \
   "$prefix/lib/libslub.a" $(pkg-config --libs-only-other --static slub)
 "$work/c_static" || fail "static consumer failed"
+# pkg-config slub-malloc: a program linked with libslub-malloc.so gets its malloc.
+"$cc" -o "$work/c_malloc" "$src/tests/install/consumer/malloc_consumer.c" $(pkg-config --cflags --libs slub-malloc)
+LD_LIBRARY_PATH=$prefix/lib "$work/c_malloc" || fail "pkg-config slub-malloc consumer: malloc is not libslub's"
 
 # find_package(slub) -> slub::slub and slub::slub_static.
 cmake -S "$src/tests/install/consumer" -B "$work/cm" -DCMAKE_PREFIX_PATH="$prefix" \
