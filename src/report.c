@@ -39,6 +39,7 @@ void report_init(void)
 	WRITE_ONCE(report_fd, fd);
 }
 
+/* A failed write (fd closed, EPIPE, ENOSPC) drops the rest of the report. */
 static void write_all(int fd, const char *buf, size_t len)
 {
 	int cancel = os_cancel_off();
@@ -47,7 +48,7 @@ static void write_all(int fd, const char *buf, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return;
+			break;	/* cancellation must still be restored */
 		buf += n;
 		len -= (size_t)n;
 	}

@@ -2,8 +2,8 @@
 /*
  * test_report.c - the report sink: one count per event, none per detail
  * line, the text as written, errno untouched, long lines cut cleanly, and
- * slub_report_file= sending everything to a file, and no report a
- * cancellation point.
+ * slub_report_file= sending everything to a file, no report a
+ * cancellation point, and a failed write leaving cancellation as it was.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,6 +73,43 @@ static void reports_are_no_cancellation_points(void)
 	CHECK_EQ(__atomic_load_n(&reported_before_cancel, __ATOMIC_ACQUIRE), 1);
 }
 
+/*
+ * A report whose write fails (stderr closed in a daemon, EPIPE, ENOSPC)
+ * must still give the thread its cancellation state back: the thread is
+ * cancelled at its next cancellation point, after the report.
+ */
+static int state_after_failed_write = -1;
+
+static void *report_into_unwritable_stderr(void *arg)
+{
+	(void)arg;
+	slub_report("a report nobody can read");
+	int old = -1;
+	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
+	__atomic_store_n(&state_after_failed_write, old, __ATOMIC_RELEASE);
+	pthread_cancel(pthread_self());
+	pthread_testcancel();
+	return NULL;
+}
+
+static void failed_write_restores_cancel_state(void)
+{
+	/* stderr open read-only: every write(2) to it fails with EBADF. */
+	int saved = dup(2), ro = open("/dev/null", O_RDONLY);
+	CHECK(saved >= 0 && ro >= 0);
+	dup2(ro, 2);
+	pthread_t t;
+	void *ret = NULL;
+	CHECK_EQ(pthread_create(&t, NULL, report_into_unwritable_stderr, NULL), 0);
+	CHECK_EQ(pthread_join(t, &ret), 0);
+	dup2(saved, 2);
+	close(saved);
+	close(ro);
+	CHECK_EQ(__atomic_load_n(&state_after_failed_write, __ATOMIC_ACQUIRE),
+		 PTHREAD_CANCEL_ENABLE);
+	CHECK(ret == PTHREAD_CANCELED);
+}
+
 static const char *self_path;
 
 static void report_file_option(void)
@@ -122,5 +159,6 @@ int main(int argc, char **argv)
 	RUN(keeps_errno_and_cuts_long_lines);
 	RUN(report_file_option);
 	RUN(reports_are_no_cancellation_points);
+	RUN(failed_write_restores_cancel_state);
 	return check_done();
 }
