@@ -40,7 +40,7 @@ void report_init(void)
 }
 
 /* A failed write (fd closed, EPIPE, ENOSPC) drops the rest of the report. */
-static void write_all(int fd, const char *buf, size_t len)
+void report_write(int fd, const char *buf, size_t len)
 {
 	int cancel = os_cancel_off();
 	while (len) {
@@ -77,7 +77,7 @@ void slub_vreport(bool count, const char *fmt, va_list ap)
 			__atomic_store_n(&last_event_lock, 0, __ATOMIC_RELEASE);
 		}
 	}
-	write_all(READ_ONCE(report_fd), buf, (size_t)n);
+	report_write(READ_ONCE(report_fd), buf, (size_t)n);
 	errno = saved_errno;
 }
 

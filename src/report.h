@@ -32,6 +32,9 @@ struct slub_ratelimit {
 };
 __hidden bool slub_ratelimit(struct slub_ratelimit *rs);
 
+/* write(2) all of @buf to @fd, retrying, not a cancellation point. */
+__hidden void report_write(int fd, const char *buf, size_t len);
+
 /* Open the file named by the slub_report_file option, if any. */
 __hidden void report_init(void);
 
