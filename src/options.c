@@ -216,6 +216,12 @@ int options_parse(const char *line, const char *origin, bool be_quiet)
 	return rejected;
 }
 
+bool options_exit_stats_here(void)
+{
+	long pid = slub_opt(exit_stats_pid);
+	return slub_opt_str(exit_stats)[0] && (!pid || pid == getpid());
+}
+
 /*
  * SLUB_OPTIONS=help lists the options at load, even in a program that never
  * allocates (the allocator starts at the first allocation).  The values are

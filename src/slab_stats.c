@@ -136,7 +136,7 @@ void slab_stats_init(void)
 __attribute__((destructor)) static void write_exit_stats(void)
 {
 	const char *path = slub_opt_str(exit_stats);
-	if (!__atomic_load_n(&exit_stats_armed, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&exit_stats_armed, __ATOMIC_ACQUIRE) || !options_exit_stats_here())
 		return;
 	if (!strcmp(path, "-")) {
 		slab_write_cache_table(STDERR_FILENO);

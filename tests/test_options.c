@@ -194,8 +194,10 @@ static void help_lists_options_once(void)
 	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
 		/* The list shows the whole line's values, wherever help stands in it. */
 		CHECK_EQ(run_child(self_path, "help slub_decay_ms=77", modes[i], out, sizeof(out)), 0);
+		/* name=value, range and help, each after a run of spaces */
 		const char *line = strstr(out, "slub_decay_ms=77 ");
-		CHECK(line && strstr(line, "0..3600000  free page blocks") != NULL);
+		const char *range = line ? strstr(line, "  0..3600000  ") : NULL;
+		CHECK(range && !strncmp(range + 12 + strspn(range + 12, " "), "free page blocks", 16));
 		CHECK(strstr(out, "slub_report_file=\"\"") != NULL);
 		CHECK(strstr(out, "unknown option 'help'") == NULL);
 	}
@@ -210,6 +212,24 @@ static void help_lists_options_once(void)
 	CHECK_EQ(count(out, HELP_HEADER), 1);
 	CHECK_EQ(run_child(self_path, "slub_decay_ms=7", "--idle", out, sizeof(out)), 0);
 	CHECK_EQ(count(out, HELP_HEADER), 0);
+}
+
+/* slubrun --stats names the one process that writes the table at exit. */
+static void exit_stats_only_in_named_pid(void)
+{
+	reset();
+	CHECK(!options_exit_stats_here());		/* no file named */
+	char line[64];
+	snprintf(line, sizeof(line), "slub_exit_stats=- slub_exit_stats_pid=%d", (int)getpid());
+	CHECK_EQ(options_parse(line, "test", false), 0);
+	CHECK(options_exit_stats_here());
+	snprintf(line, sizeof(line), "slub_exit_stats_pid=%d", (int)getpid() + 1);
+	CHECK_EQ(options_parse(line, "test", false), 0);
+	CHECK(!options_exit_stats_here());
+	CHECK_EQ(options_parse("slub_exit_stats_pid=0", "test", false), 0);
+	CHECK(options_exit_stats_here());		/* 0: every process */
+	REJECT("slub_exit_stats_pid=-1", "expected an integer in 0..2147483647");
+	reset();
 }
 
 static int child(void)
@@ -231,6 +251,7 @@ int main(int argc, char **argv)
 	RUN(malformed_values_keep_defaults);
 	RUN(setup_before_and_after_start);
 	RUN(environment_options);
+	RUN(exit_stats_only_in_named_pid);
 	RUN(help_lists_options_once);
 	return check_done();
 }
