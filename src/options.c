@@ -91,7 +91,8 @@ static bool parse_long(const char *v, long *out)
  */
 static bool quiet;
 
-#define option_report(...) do { if (!quiet) slub_report(__VA_ARGS__); } while (0)
+/* A warning: slub_abort_on_error does not stop a program for its options. */
+#define option_report(...) do { if (!quiet) slub_warn(__VA_ARGS__); } while (0)
 
 /*
  * `help` on the line: list the options once the whole line is applied, and
@@ -223,14 +224,16 @@ bool options_exit_stats_here(void)
 }
 
 /*
- * SLUB_OPTIONS=help lists the options at load, even in a program that never
- * allocates (the allocator starts at the first allocation).  The values are
- * those in force then: a later slub_setup() is not in the list.
+ * At load, outside any allocation, what the options ask for that start-up
+ * (maybe inside the first malloc) cannot do: SLUB_OPTIONS=help lists the
+ * options even in a program that never allocates, and slub_abort_on_error
+ * readies the unwinder, which may allocate.  The values are those in force
+ * now: a later slub_setup() is not in the list.
  */
-__attribute__((constructor)) static void help_at_load(void)
+__attribute__((constructor)) static void options_at_load(void)
 {
 	const char *env = secure_getenv("SLUB_OPTIONS");
-	if (!env || !strstr(env, "help"))
+	if (!env || (!strstr(env, "help") && !strstr(env, "abort")))
 		return;
 	pthread_mutex_lock(&options_lock);
 	if (!__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE)) {
@@ -240,7 +243,10 @@ __attribute__((constructor)) static void help_at_load(void)
 			write_options(STDERR_FILENO);
 		}
 	}
+	bool abort_on_error = slub_opt(abort_on_error);
 	pthread_mutex_unlock(&options_lock);
+	if (abort_on_error)
+		report_abort_prepare();	/* unlocked: it may allocate */
 }
 
 int slub_setup(const char *options)
@@ -255,12 +261,16 @@ int slub_setup(const char *options)
 		ret = -EINVAL;
 	if (ret != -EBUSY)
 		start_thread = slub_decay_thread_wanted();	/* read under the lock */
+	bool abort_on_error = slub_opt(abort_on_error);
 	pthread_mutex_unlock(&options_lock);
 	if (ret == -EBUSY)
-		slub_report("slub_setup(\"%s\"): too late, the allocator is running; ignored",
-			    options ? options : "");
+		slub_warn("slub_setup(\"%s\"): too late, the allocator is running; ignored",
+			  options ? options : "");
+	/* A user's call is a safe place for both. */
 	if (start_thread)
-		slub_decay_thread_start();	/* a user's call is a safe place for it */
+		slub_decay_thread_start();
+	if (abort_on_error)
+		report_abort_prepare();
 	return ret;
 }
 

@@ -57,7 +57,9 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(exit_stats, "slub_exit_stats", OPT_STRING, 0, 0, 0,                 \
 	  "at exit, append a table of the caches to this file (- : stderr)")  \
 	X(exit_stats_pid, "slub_exit_stats_pid", OPT_INT, 0, 0, INT_MAX,       \
-	  "only the process with this pid writes the slub_exit_stats table (0: every one)")
+	  "only the process with this pid writes the slub_exit_stats table (0: every one)") \
+	X(abort_on_error, "slub_abort_on_error", OPT_BOOL, 0, 0, 1,           \
+	  "after an error report, print the stack and abort() (warnings never stop)")
 
 enum slub_option_id {
 #define X(id, name, type, def, min, max, help) OPT_##id,

@@ -144,7 +144,7 @@ __attribute__((destructor)) static void write_exit_stats(void)
 	}
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		slub_report("cannot open slub_exit_stats=%s; no table written", path);
+		slub_warn("cannot open slub_exit_stats=%s; no table written", path);
 		return;
 	}
 	slab_write_cache_table(fd);

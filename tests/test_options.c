@@ -134,40 +134,13 @@ static void setup_before_and_after_start(void)
 	free(text);
 }
 
-/* Run ourselves with SLUB_OPTIONS set and capture what the child prints. */
-static int run_child(const char *self, const char *options, const char *mode, char *out,
-		     size_t size)
-{
-	int fds[2];
-	if (pipe(fds))
-		return -1;
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		setenv("SLUB_OPTIONS", options, 1);
-		execl(self, self, mode, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	size_t n = 0;
-	ssize_t r;
-	while (n < size - 1 && (r = read(fds[0], out + n, size - 1 - n)) > 0)
-		n += (size_t)r;
-	out[n] = 0;
-	close(fds[0]);
-	int status;
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static const char *self_path;
 
 static void environment_options(void)
 {
 	char out[8192];
-	CHECK_EQ(run_child(self_path, "slub_decay_ms=77 bogus slub_decommit_order=99", "--child",
-			   out, sizeof(out)), 0);
+	CHECK_EQ(run_self(self_path, "--child", "slub_decay_ms=77 bogus slub_decommit_order=99",
+			  out, sizeof(out)), 0);
 	CHECK(strstr(out, "slub_decay_ms=77 ") != NULL);
 	CHECK(strstr(out, "slub_decommit_order=4 ") != NULL);
 	CHECK(strstr(out, "SLUB_OPTIONS: unknown option 'bogus'") != NULL);
@@ -193,7 +166,7 @@ static void help_lists_options_once(void)
 	char out[16384];
 	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
 		/* The list shows the whole line's values, wherever help stands in it. */
-		CHECK_EQ(run_child(self_path, "help slub_decay_ms=77", modes[i], out, sizeof(out)), 0);
+		CHECK_EQ(run_self(self_path, modes[i], "help slub_decay_ms=77", out, sizeof(out)), 0);
 		/* name=value, range and help, each after a run of spaces */
 		const char *line = strstr(out, "slub_decay_ms=77 ");
 		const char *range = line ? strstr(line, "  0..3600000  ") : NULL;
@@ -204,13 +177,13 @@ static void help_lists_options_once(void)
 	/* --idle never starts the allocator: listed at load, once. */
 	CHECK_EQ(count(out, HELP_HEADER), 1);
 	/* --child prints its own list after ours, and runs on. */
-	CHECK_EQ(run_child(self_path, "help", "--child", out, sizeof(out)), 0);
+	CHECK_EQ(run_self(self_path, "--child", "help", out, sizeof(out)), 0);
 	CHECK_EQ(count(out, HELP_HEADER), 2);
 	CHECK(strstr(out, "setup=0 errors=0") != NULL);
 	/* Without help, no list at start-up: only the child's own. */
-	CHECK_EQ(run_child(self_path, "slub_decay_ms=7", "--child", out, sizeof(out)), 0);
+	CHECK_EQ(run_self(self_path, "--child", "slub_decay_ms=7", out, sizeof(out)), 0);
 	CHECK_EQ(count(out, HELP_HEADER), 1);
-	CHECK_EQ(run_child(self_path, "slub_decay_ms=7", "--idle", out, sizeof(out)), 0);
+	CHECK_EQ(run_self(self_path, "--idle", "slub_decay_ms=7", out, sizeof(out)), 0);
 	CHECK_EQ(count(out, HELP_HEADER), 0);
 }
 

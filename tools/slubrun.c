@@ -43,6 +43,10 @@ static void usage(FILE *out)
 		"                    process slubrun started, at its last exec (a launcher\n"
 		"                    that execs the real program counts as the program)\n"
 		"  --stats=all       a table for every process of the program (each child too)\n"
+		"  --abort-on-error  an error report (a bad free, a corrupted heap) prints the\n"
+		"                    stack and aborts the program (SIGABRT, status 134), as\n"
+		"                    glibc does; warnings (an allocation failing, an option)\n"
+		"                    never stop it (slub_abort_on_error=1)\n"
 		"  --version         slubrun's version and the library it preloads\n"
 		"  --help            this text\n"
 		"Exit status: PROGRAM's, or 128+N if signal N ended it; 126/127 if it could\n"
@@ -291,7 +295,7 @@ int main(int argc, char **argv)
 {
 	const char *options = NULL;
 	enum stats_mode stats = STATS_NONE;
-	bool help = false;
+	bool help = false, abort_on_error = false;
 	int i = 1;
 	if (argc == 2 && !strcmp(argv[1], LISTING_CHILD))
 		return 0;	/* the list is printed at load */
@@ -303,6 +307,8 @@ int main(int argc, char **argv)
 			stats = STATS_PROGRAM;
 		} else if (!strcmp(argv[i], "--stats=all")) {
 			stats = STATS_ALL;
+		} else if (!strcmp(argv[i], "--abort-on-error")) {
+			abort_on_error = true;
 		} else if (!strcmp(argv[i], "--options")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "slubrun: --options needs a SLUB_OPTIONS string, "
@@ -339,6 +345,8 @@ int main(int argc, char **argv)
 	}
 	if (lib)
 		join_env("LD_PRELOAD", lib, ":", getenv("LD_PRELOAD"));
+	if (abort_on_error)
+		add_option("slub_abort_on_error=1");
 	if (options && *options)
 		add_option(options);
 	if (help) {

@@ -4,7 +4,8 @@
 # --help with the options list, SLUB_OPTIONS=help, a missing --options
 # argument, the warning for programs that cannot load the library (static,
 # set-user-ID, a script whose interpreter is static), and --stats printing
-# the started program's table only (--stats=all: every process's).
+# the started program's table only (--stats=all: every process's), and
+# --abort-on-error stopping a program at a bad free with its stack.
 # TARGET is tests/tools/slubrun_target.c built; CC builds a static program.
 set -euo pipefail
 slubrun=$1 target=$2 cc=$3
@@ -106,5 +107,15 @@ st=0; "$slubrun" --stats -- sh -c 'kill -9 $$' 2>err.txt || st=$?
 [ "$st" = 137 ] || fail "--stats, killed: status $st"
 grep -q '^slubrun: no table: sh (pid [0-9]*) was killed by signal 9' err.txt ||
   fail "--stats, killed: $(cat err.txt)"
+
+# --abort-on-error: the report, the stack, SIGABRT; without it the program runs on.
+st=0; "$slubrun" --abort-on-error -- "$target" badfree >out.txt 2>err.txt || st=$?
+[ "$st" = 134 ] || fail "--abort-on-error: status $st, not 134 (SIGABRT)"
+grep -q '^slub: free: invalid pointer' err.txt || fail "--abort-on-error: no report: $(cat err.txt)"
+grep -q '^  #[0-9 ]* 0x[0-9a-f]* .*/slubrun_target+0x[0-9a-f]*$' err.txt ||
+  fail "--abort-on-error: no frame in the program: $(cat err.txt)"
+[ ! -s out.txt ] || fail "--abort-on-error: the program ran on: $(cat out.txt)"
+"$slubrun" -- "$target" badfree >out.txt 2>err.txt || fail "a bad free without --abort-on-error stopped the program"
+grep -q 'ran on after the bad free' out.txt || fail "without --abort-on-error: $(cat out.txt)"
 
 echo "test_slubrun: ok"
