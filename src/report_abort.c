@@ -32,6 +32,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "os.h"
+
 /* Small buffers: the reporting thread's stack may be small too. */
 #define STACK_FRAMES 48
 #define MAPS_LINE 4608		/* a line of /proc/self/maps, path included */
@@ -130,6 +132,8 @@ static void write_stack(int fd)
 
 void report_abort(int fd)
 {
+	/* open() and read() are cancellation points: unwinding now would leave locks held. */
+	os_cancel_off();
 	write_stack(fd);
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigemptyset(&dfl.sa_mask);

@@ -163,7 +163,8 @@ static void list_options(const char *lib)
 		       SLUBRUN_LIBNAME);
 		return;
 	}
-	printf("\nSLUB_OPTIONS=help in any program's environment prints this list too:\n");
+	printf("\nSLUB_OPTIONS=help in a program's environment prints this list to stderr once\n"
+	       "as the program starts, and the program runs on.\n\n");
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
