@@ -182,12 +182,15 @@ static void list_options(const char *lib)
 enum stats_mode { STATS_NONE, STATS_PROGRAM, STATS_ALL };
 
 /*
- * Why the program's process wrote no table: the destructor that writes it
- * runs only at a normal exit of a process that loaded the library.
+ * Why no table came: the destructor that writes it runs only at a normal
+ * exit of a process that loaded the library and allocated.
  */
-static void no_table(const char *prog, pid_t pid, int status)
+static void no_table(const char *prog, pid_t pid, int status, enum stats_mode mode)
 {
-	if (WIFSIGNALED(status))
+	if (mode == STATS_ALL)
+		fprintf(stderr, "slubrun: no table: no process of %s allocated through %s and "
+			"exited normally\n", prog, SLUBRUN_LIBNAME);
+	else if (WIFSIGNALED(status))
 		fprintf(stderr, "slubrun: no table: %s (pid %d) was killed by signal %d\n", prog,
 			(int)pid, WTERMSIG(status));
 	else
@@ -284,7 +287,7 @@ static int run_with_stats(char **argv, enum stats_mode mode)
 	/* A program that could not be run (126, 127) has said so already. */
 	bool ran = !WIFEXITED(status) || (WEXITSTATUS(status) != 126 && WEXITSTATUS(status) != 127);
 	if (!copy_to_stderr(stats_fd) && ran)
-		no_table(argv[0], pid, status);
+		no_table(argv[0], pid, status, mode);
 	close(stats_fd);
 	unlink(stats_path);
 	if (WIFSIGNALED(status))

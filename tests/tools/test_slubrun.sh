@@ -103,6 +103,8 @@ grep -q '^kmalloc-64 ' err.txt || fail "--stats: no kmalloc-64 line"
 # No table, and why.
 "$slubrun" --stats -- "$target" idle 2>err.txt
 grep -q '^slubrun: no table: .*made no allocation' err.txt || fail "--stats, idle: $(cat err.txt)"
+"$slubrun" --stats=all -- "$target" idle 2>err.txt
+grep -q '^slubrun: no table: no process of .* exited normally' err.txt || fail "--stats=all, idle: $(cat err.txt)"
 st=0; "$slubrun" --stats -- sh -c 'kill -9 $$' 2>err.txt || st=$?
 [ "$st" = 137 ] || fail "--stats, killed: status $st"
 grep -q '^slubrun: no table: sh (pid [0-9]*) was killed by signal 9' err.txt ||
