@@ -34,7 +34,7 @@ void report_init(void)
 	os_cancel_restore(cancel);
 	if (fd < 0) {
 		slub_warn("cannot open slub_report_file=%s (%s); reporting to stderr",
-			    path, strerror(errno));
+			  path, strerror(errno));
 		return;
 	}
 	WRITE_ONCE(report_fd, fd);

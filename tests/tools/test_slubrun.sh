@@ -32,7 +32,10 @@ grep -q -- '--options needs a SLUB_OPTIONS string' err.txt || fail "--options al
 # --help: usage and the options in force, --options applied, on stdout.
 "$slubrun" --options 'slub_decay_ms=9' --help >out.txt 2>err.txt
 grep -q '^usage: slubrun' out.txt || fail "--help printed no usage"
-grep -q -- '--stats=all' out.txt || fail "--help does not mention --stats=all"
+for flag in --stats=all --abort-on-error --version; do
+  grep -q -- "^  $flag " out.txt || fail "--help does not mention $flag"
+done
+grep -q '^slub_abort_on_error=0 ' out.txt || fail "--help lists no slub_abort_on_error"
 grep -q '^slub_decay_ms=9  *0\.\.3600000  *free page blocks' out.txt ||
   fail "--help lists no slub_decay_ms=9 line: $(grep slub_decay_ms out.txt)"
 grep -q '^slub_report_file=""' out.txt || fail "--help lists no slub_report_file"
