@@ -192,8 +192,10 @@ SLUB_API void kvfree(const void *p);
  */
 SLUB_API int slub_setup(const char *options);
 /*
- * Print every option with its value in force and a line of help.  This
- * reads SLUB_OPTIONS and starts the allocator: slub_setup() comes first.
+ * Print every option with its value in force, its range and a line of
+ * help.  This reads SLUB_OPTIONS and starts the allocator: slub_setup()
+ * comes first.  From the shell: SLUB_OPTIONS=help (printed once to stderr,
+ * then the program runs on) or slubrun --help.
  */
 SLUB_API void slub_print_options(FILE *out);
 /* Number of events (errors and warnings) reported since start. */

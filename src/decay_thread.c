@@ -124,8 +124,8 @@ void slub_decay_thread_start(void)
 		pthread_attr_destroy(&attr);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (err) {
-			slub_report("slub_decay_thread: cannot start the thread (error %d); "
-				    "free pages go back on allocator calls only", err);
+			slub_warn("slub_decay_thread: cannot start the thread (error %d); "
+				  "free pages go back on allocator calls only", err);
 		} else {
 			/* Named while joinable: a detached thread may be gone already. */
 			pthread_setname_np(thread, "slub-decay");

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * options.c - the options table, the boot-line parser, slub_setup(),
- * slub_print_options().
+ * the list of options (slub_print_options(), SLUB_OPTIONS=help).
  */
 #define _GNU_SOURCE
 #include "options.h"
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <slub.h>
 #include "os.h"
@@ -90,7 +91,14 @@ static bool parse_long(const char *v, long *out)
  */
 static bool quiet;
 
-#define option_report(...) do { if (!quiet) slub_report(__VA_ARGS__); } while (0)
+/* A warning: slub_abort_on_error does not stop a program for its options. */
+#define option_report(...) do { if (!quiet) slub_warn(__VA_ARGS__); } while (0)
+
+/*
+ * `help` on the line: list the options once the whole line is applied, and
+ * once per process (SLUB_OPTIONS is parsed at load and at start-up).
+ */
+static bool help_asked, help_printed;
 
 /* Apply one `key` or `key=value`; returns false (after a report) if rejected. */
 static bool apply_option(const char *key, size_t klen, const char *val,
@@ -99,8 +107,14 @@ static bool apply_option(const char *key, size_t klen, const char *val,
 	struct slub_option *o = find_option(key, klen);
 	long n;
 
+	if (name_eq(key, klen, "help")) {
+		if (!val)
+			return help_asked = true;
+		option_report("%s: 'help=%s': help takes no value; ignored", origin, val);
+		return false;
+	}
 	if (!o) {
-		option_report("%s: unknown option '%.*s' ignored (slub_print_options() lists them)",
+		option_report("%s: unknown option '%.*s' ignored (SLUB_OPTIONS=help or slubrun --help lists them)",
 			    origin, (int)klen, key);
 		return false;
 	}
@@ -138,9 +152,12 @@ static bool apply_option(const char *key, size_t klen, const char *val,
 	return false;
 }
 
+static void write_options(int fd);
+
 int options_parse(const char *line, const char *origin, bool be_quiet)
 {
 	quiet = be_quiet;
+	help_asked = false;
 	/* A token: key[=value], where value may be "quoted with spaces". */
 	char val[SLUB_OPTION_STR_MAX + 2];
 	int rejected = 0;
@@ -192,7 +209,44 @@ int options_parse(const char *line, const char *origin, bool be_quiet)
 			rejected += !apply_option(key, klen, val, origin);
 		}
 	}
+	/* To stderr even with slub_report_file=: it is an answer, not a report. */
+	if (help_asked && !quiet && !help_printed) {
+		help_printed = true;
+		write_options(STDERR_FILENO);
+	}
 	return rejected;
+}
+
+bool options_exit_stats_here(void)
+{
+	long pid = slub_opt(exit_stats_pid);
+	return slub_opt_str(exit_stats)[0] && (!pid || pid == getpid());
+}
+
+/*
+ * At load, outside any allocation, what the options ask for that start-up
+ * (maybe inside the first malloc) cannot do: SLUB_OPTIONS=help lists the
+ * options even in a program that never allocates, and slub_abort_on_error
+ * readies the unwinder, which may allocate.  The values are those in force
+ * now: a later slub_setup() is not in the list.
+ */
+__attribute__((constructor)) static void options_at_load(void)
+{
+	const char *env = secure_getenv("SLUB_OPTIONS");
+	if (!env || (!strstr(env, "help") && !strstr(env, "abort")))
+		return;
+	pthread_mutex_lock(&options_lock);
+	if (!__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE)) {
+		options_parse(env, "SLUB_OPTIONS", true);	/* reported at start-up */
+		if (help_asked && !help_printed) {
+			help_printed = true;
+			write_options(STDERR_FILENO);
+		}
+	}
+	bool abort_on_error = slub_opt(abort_on_error);
+	pthread_mutex_unlock(&options_lock);
+	if (abort_on_error)
+		report_abort_prepare();	/* unlocked: it may allocate */
 }
 
 int slub_setup(const char *options)
@@ -207,12 +261,16 @@ int slub_setup(const char *options)
 		ret = -EINVAL;
 	if (ret != -EBUSY)
 		start_thread = slub_decay_thread_wanted();	/* read under the lock */
+	bool abort_on_error = slub_opt(abort_on_error);
 	pthread_mutex_unlock(&options_lock);
 	if (ret == -EBUSY)
-		slub_report("slub_setup(\"%s\"): too late, the allocator is running; ignored",
-			    options ? options : "");
+		slub_warn("slub_setup(\"%s\"): too late, the allocator is running; ignored",
+			  options ? options : "");
+	/* A user's call is a safe place for both. */
 	if (start_thread)
-		slub_decay_thread_start();	/* a user's call is a safe place for it */
+		slub_decay_thread_start();
+	if (abort_on_error)
+		report_abort_prepare();
 	return ret;
 }
 
@@ -230,18 +288,62 @@ static int format_option(const struct slub_option *o, char *buf, size_t size)
 	return 0;
 }
 
-void slub_print_options(FILE *out)
+/* The values an option takes, as the list shows them. */
+static int format_range(const struct slub_option *o, char *buf, size_t size)
 {
-	char kv[2 * SLUB_OPTION_STR_MAX];
-	int width = 0;
+	if (o->type == OPT_STRING)
+		return snprintf(buf, size, "text");
+	return snprintf(buf, size, "%ld..%ld", o->min, o->max);
+}
 
-	slub_ensure_init();
+#define OPTION_LINE (3 * SLUB_OPTION_STR_MAX)
+
+/*
+ * The list, one option a line: "name=value  range  help", columns aligned.
+ * Formatted into stack buffers: SLUB_OPTIONS=help prints it at start-up,
+ * which may be inside the first malloc.
+ */
+static void for_each_option_line(void (*emit)(const char *line, void *arg), void *arg)
+{
+	char kv[2 * SLUB_OPTION_STR_MAX], range[48], line[OPTION_LINE];
+	int kv_width = 0, range_width = 0;
+
 	for (size_t i = 0; i < NR_SLUB_OPTIONS; i++) {
 		int n = format_option(&slub_options[i], kv, sizeof(kv));
-		width = n > width ? n : width;
+		kv_width = n > kv_width ? n : kv_width;
+		n = format_range(&slub_options[i], range, sizeof(range));
+		range_width = n > range_width ? n : range_width;
 	}
 	for (size_t i = 0; i < NR_SLUB_OPTIONS; i++) {
 		format_option(&slub_options[i], kv, sizeof(kv));
-		fprintf(out, "%-*s  %s\n", width, kv, slub_options[i].help);
+		format_range(&slub_options[i], range, sizeof(range));
+		snprintf(line, sizeof(line), "%-*s  %-*s  %s\n", kv_width, kv, range_width, range,
+			 slub_options[i].help);
+		emit(line, arg);
 	}
+}
+
+#define OPTIONS_HEADER "libslub options in force (SLUB_OPTIONS=\"name=value ...\"), range, help:\n"
+
+static void emit_to_fd(const char *line, void *arg)
+{
+	report_write(*(int *)arg, line, strlen(line));
+}
+
+static void write_options(int fd)
+{
+	report_write(fd, OPTIONS_HEADER, strlen(OPTIONS_HEADER));
+	for_each_option_line(emit_to_fd, &fd);
+}
+
+static void emit_to_file(const char *line, void *arg)
+{
+	fputs(line, arg);
+}
+
+void slub_print_options(FILE *out)
+{
+	slub_ensure_init();
+	fputs(OPTIONS_HEADER, out);
+	for_each_option_line(emit_to_file, out);
 }

@@ -12,6 +12,8 @@
 #ifndef SLUB_OPTIONS_H
 #define SLUB_OPTIONS_H
 
+#include <limits.h>
+
 #include "compiler.h"
 
 enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
@@ -53,7 +55,11 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(thp_mb, "slub_thp_mb", OPT_INT, 16, 0, 1048576,                     \
 	  "large blocks of this many MiB or more ask for transparent huge pages (0: none)") \
 	X(exit_stats, "slub_exit_stats", OPT_STRING, 0, 0, 0,                 \
-	  "at exit, append a table of the caches to this file (- : stderr)")
+	  "at exit, append a table of the caches to this file (- : stderr)")  \
+	X(exit_stats_pid, "slub_exit_stats_pid", OPT_INT, 0, 0, INT_MAX,       \
+	  "only the process with this pid writes the slub_exit_stats table (0: every one)") \
+	X(abort_on_error, "slub_abort_on_error", OPT_BOOL, 0, 0, 1,           \
+	  "after an error report, print the stack and abort() (warnings never stop)")
 
 enum slub_option_id {
 #define X(id, name, type, def, min, max, help) OPT_##id,
@@ -83,6 +89,12 @@ extern __hidden struct slub_option slub_options[NR_SLUB_OPTIONS];
 
 /* Parse a boot line into the table; returns the number of rejected options. */
 __hidden int options_parse(const char *line, const char *origin, bool quiet);
+
+/*
+ * Whether this process writes the slub_exit_stats table: asked at exit,
+ * since a forked child inherits the parent's options but not its pid.
+ */
+__hidden bool options_exit_stats_here(void);
 
 /* Held while options change: slub_setup() and start-up. */
 #include <pthread.h>

@@ -362,8 +362,8 @@ static struct page *alloc_failed(gfp_t gfp, unsigned int order, const char *why)
 {
 	static struct slub_ratelimit rs;
 	if (!(gfp & __GFP_NOWARN) && slub_ratelimit(&rs))
-		slub_report("alloc_pages: page allocation failure: order:%u, mode:%#x: %s",
-			    order, gfp, why);
+		slub_warn("alloc_pages: page allocation failure: order:%u, mode:%#x: %s",
+			  order, gfp, why);
 	errno = ENOMEM;
 	return NULL;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * report.c - format into a stack buffer, write(2) once, count the event.
+ * report.c - format into a stack buffer, write(2) once, count the event;
+ * with slub_abort_on_error, stop the program after an event (not a warning).
  */
 #define _GNU_SOURCE
 #include "report.h"
@@ -32,14 +33,15 @@ void report_init(void)
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	os_cancel_restore(cancel);
 	if (fd < 0) {
-		slub_report("cannot open slub_report_file=%s (%s); reporting to stderr",
-			    path, strerror(errno));
+		slub_warn("cannot open slub_report_file=%s (%s); reporting to stderr",
+			  path, strerror(errno));
 		return;
 	}
 	WRITE_ONCE(report_fd, fd);
 }
 
-static void write_all(int fd, const char *buf, size_t len)
+/* A failed write (fd closed, EPIPE, ENOSPC) drops the rest of the report. */
+void report_write(int fd, const char *buf, size_t len)
 {
 	int cancel = os_cancel_off();
 	while (len) {
@@ -47,16 +49,19 @@ static void write_all(int fd, const char *buf, size_t len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return;
+			break;	/* cancellation must still be restored */
 		buf += n;
 		len -= (size_t)n;
 	}
 	os_cancel_restore(cancel);
 }
 
-void slub_vreport(bool count, const char *fmt, va_list ap)
+enum report_kind { REPORT_CONT, REPORT_EVENT, REPORT_WARNING };
+
+static void vreport(enum report_kind kind, const char *fmt, va_list ap)
 {
 	char buf[SLUB_REPORT_LINE];
+	bool count = kind != REPORT_CONT;
 	int saved_errno = errno;	/* reports must not disturb errno */
 	/* Events carry the library's name: a preloaded program has others. */
 	int pre = count ? snprintf(buf, sizeof(buf), "slub: ") : 0;
@@ -76,25 +81,29 @@ void slub_vreport(bool count, const char *fmt, va_list ap)
 			__atomic_store_n(&last_event_lock, 0, __ATOMIC_RELEASE);
 		}
 	}
-	write_all(READ_ONCE(report_fd), buf, (size_t)n);
+	int fd = READ_ONCE(report_fd);
+	report_write(fd, buf, (size_t)n);
+	if (kind == REPORT_EVENT && READ_ONCE(slub_opt(abort_on_error)))
+		report_abort(fd);
 	errno = saved_errno;
 }
 
-void slub_report(const char *fmt, ...)
+void slub_vreport(bool count, const char *fmt, va_list ap)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	slub_vreport(true, fmt, ap);
-	va_end(ap);
+	vreport(count ? REPORT_EVENT : REPORT_CONT, fmt, ap);
 }
 
-void slub_report_cont(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	slub_vreport(false, fmt, ap);
-	va_end(ap);
-}
+#define REPORT_FN(name, kind)				\
+	void name(const char *fmt, ...)			\
+	{						\
+		va_list ap;				\
+		va_start(ap, fmt);			\
+		vreport(kind, fmt, ap);			\
+		va_end(ap);				\
+	}
+REPORT_FN(slub_report, REPORT_EVENT)
+REPORT_FN(slub_report_cont, REPORT_CONT)
+REPORT_FN(slub_warn, REPORT_WARNING)
 
 #define RATELIMIT_INTERVAL_MS 5000
 #define RATELIMIT_BURST 10

@@ -20,6 +20,12 @@
 
 __hidden void slub_report(const char *fmt, ...) __printf(1, 2);
 __hidden void slub_report_cont(const char *fmt, ...) __printf(1, 2);
+/*
+ * A warning: an event like slub_report(), but one the program is told of
+ * otherwise (an allocation that fails returns NULL) or that concerns the
+ * set-up (an option, a file), so slub_abort_on_error never stops on it.
+ */
+__hidden void slub_warn(const char *fmt, ...) __printf(1, 2);
 __hidden void slub_vreport(bool count, const char *fmt, va_list ap);
 
 /*
@@ -32,8 +38,19 @@ struct slub_ratelimit {
 };
 __hidden bool slub_ratelimit(struct slub_ratelimit *rs);
 
+/* write(2) all of @buf to @fd, retrying, not a cancellation point. */
+__hidden void report_write(int fd, const char *buf, size_t len);
+
 /* Open the file named by the slub_report_file option, if any. */
 __hidden void report_init(void);
+
+/*
+ * slub_abort_on_error: ready the unwinder (it may allocate; call it only
+ * outside the allocator), and, after an event, write the stack to @fd and
+ * abort() without running the program's SIGABRT handler (report_abort.c).
+ */
+__hidden void report_abort_prepare(void);
+__hidden _Noreturn void report_abort(int fd);
 
 /* Test hook: copy the text of the last counted event into @buf. */
 __hidden void slub_report_last(char *buf, size_t size);

@@ -136,7 +136,7 @@ void slab_stats_init(void)
 __attribute__((destructor)) static void write_exit_stats(void)
 {
 	const char *path = slub_opt_str(exit_stats);
-	if (!__atomic_load_n(&exit_stats_armed, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&exit_stats_armed, __ATOMIC_ACQUIRE) || !options_exit_stats_here())
 		return;
 	if (!strcmp(path, "-")) {
 		slab_write_cache_table(STDERR_FILENO);
@@ -144,7 +144,7 @@ __attribute__((destructor)) static void write_exit_stats(void)
 	}
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0) {
-		slub_report("cannot open slub_exit_stats=%s; no table written", path);
+		slub_warn("cannot open slub_exit_stats=%s; no table written", path);
 		return;
 	}
 	slab_write_cache_table(fd);

@@ -106,7 +106,7 @@ static void slab_out_of_memory(struct kmem_cache *s, gfp_t gfp)
 	static struct slub_ratelimit rs;
 	if ((gfp & __GFP_NOWARN) || !slub_ratelimit(&rs))
 		return;
-	slub_report("SLUB: Unable to allocate memory on node -1, gfp=%#x", gfp);
+	slub_warn("SLUB: Unable to allocate memory on node -1, gfp=%#x", gfp);
 	slub_report_cont("  cache: %s, object size: %u, buffer size: %u, default order: %u, min order: %u",
 			 s->name, s->object_size, s->size, oo_order(s->oo), oo_order(s->min));
 }

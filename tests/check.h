@@ -205,6 +205,38 @@ static inline uint64_t faults_now(int fd)
 	return n;
 }
 
+/*
+ * Run @self (this test's argv[0]) with argument @mode and SLUB_OPTIONS set
+ * to @options; what it writes to stdout and stderr lands in @out.  Returns
+ * the wait status (0: exited with 0).
+ */
+static inline int run_self(const char *self, const char *mode, const char *options,
+			   char *out, size_t size)
+{
+	int fds[2];
+	if (pipe(fds))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		setenv("SLUB_OPTIONS", options, 1);
+		execl(self, self, mode, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	size_t n = 0;
+	ssize_t r;
+	while (n < size - 1 && (r = read(fds[0], out + n, size - 1 - n)) > 0)
+		n += (size_t)r;
+	out[n] = 0;
+	close(fds[0]);
+	int status = -1;
+	waitpid(pid, &status, 0);
+	return status;
+}
+
 /* Sanitizer builds run shorter stress loops. */
 #if defined(__SANITIZE_THREAD__)
 #define UNDER_TSAN 1

@@ -2,8 +2,9 @@
 /*
  * test_options.c - the options table and the boot-line grammar: values,
  * ranges, booleans, quotes, '-' for '_', every malformed form reported once
- * with the default standing, slub_setup() before and after start-up, and
- * SLUB_OPTIONS from the environment (in a child process).
+ * with the default standing, slub_setup() before and after start-up,
+ * SLUB_OPTIONS from the environment (in a child process), and
+ * SLUB_OPTIONS=help listing them once, in a program that allocates or not.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -82,6 +83,8 @@ static void malformed_values_keep_defaults(void)
 	CHECK_EQ(slub_opt(decay_ms), 250);
 	CHECK_EQ(slub_opt(decommit_order), 4);
 	REJECT("no_such_option", "unknown option 'no_such_option'");
+	REJECT("no_such_option", "(SLUB_OPTIONS=help or slubrun --help lists them)");
+	REJECT("help=1", "help takes no value");
 	REJECT("no_such=1", "unknown option 'no_such'");
 	REJECT("=5", "no option name");
 	REJECT("slub_report_file", "expected a value");
@@ -131,39 +134,13 @@ static void setup_before_and_after_start(void)
 	free(text);
 }
 
-/* Run ourselves with SLUB_OPTIONS set and capture what the child prints. */
-static int run_child(const char *self, const char *options, char *out, size_t size)
-{
-	int fds[2];
-	if (pipe(fds))
-		return -1;
-	pid_t pid = fork();
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		setenv("SLUB_OPTIONS", options, 1);
-		execl(self, self, "--child", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	size_t n = 0;
-	ssize_t r;
-	while (n < size - 1 && (r = read(fds[0], out + n, size - 1 - n)) > 0)
-		n += (size_t)r;
-	out[n] = 0;
-	close(fds[0]);
-	int status;
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static const char *self_path;
 
 static void environment_options(void)
 {
 	char out[8192];
-	CHECK_EQ(run_child(self_path, "slub_decay_ms=77 bogus slub_decommit_order=99", out,
-			   sizeof(out)), 0);
+	CHECK_EQ(run_self(self_path, "--child", "slub_decay_ms=77 bogus slub_decommit_order=99",
+			  out, sizeof(out)), 0);
 	CHECK(strstr(out, "slub_decay_ms=77 ") != NULL);
 	CHECK(strstr(out, "slub_decommit_order=4 ") != NULL);
 	CHECK(strstr(out, "SLUB_OPTIONS: unknown option 'bogus'") != NULL);
@@ -171,6 +148,61 @@ static void environment_options(void)
 	CHECK(strstr(out, "errors=2") != NULL);
 	/* The environment is applied after slub_setup(), so it wins. */
 	CHECK(strstr(out, "setup=0") != NULL);
+}
+
+static int count(const char *text, const char *what)
+{
+	int n = 0;
+	for (const char *p = text; (p = strstr(p, what)); p++)
+		n++;
+	return n;
+}
+
+#define HELP_HEADER "libslub options in force"
+
+static void help_lists_options_once(void)
+{
+	static const char *const modes[] = { "--child", "--idle" };
+	char out[16384];
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
+		/* The list shows the whole line's values, wherever help stands in it. */
+		CHECK_EQ(run_self(self_path, modes[i], "help slub_decay_ms=77", out, sizeof(out)), 0);
+		/* name=value, range and help, each after a run of spaces */
+		const char *line = strstr(out, "slub_decay_ms=77 ");
+		const char *range = line ? strstr(line, "  0..3600000  ") : NULL;
+		CHECK(range && !strncmp(range + 12 + strspn(range + 12, " "), "free page blocks", 16));
+		CHECK(strstr(out, "slub_report_file=\"\"") != NULL);
+		CHECK(strstr(out, "unknown option 'help'") == NULL);
+	}
+	/* --idle never starts the allocator: listed at load, once. */
+	CHECK_EQ(count(out, HELP_HEADER), 1);
+	/* --child prints its own list after ours, and runs on. */
+	CHECK_EQ(run_self(self_path, "--child", "help", out, sizeof(out)), 0);
+	CHECK_EQ(count(out, HELP_HEADER), 2);
+	CHECK(strstr(out, "setup=0 errors=0") != NULL);
+	/* Without help, no list at start-up: only the child's own. */
+	CHECK_EQ(run_self(self_path, "--child", "slub_decay_ms=7", out, sizeof(out)), 0);
+	CHECK_EQ(count(out, HELP_HEADER), 1);
+	CHECK_EQ(run_self(self_path, "--idle", "slub_decay_ms=7", out, sizeof(out)), 0);
+	CHECK_EQ(count(out, HELP_HEADER), 0);
+}
+
+/* slubrun --stats names the one process that writes the table at exit. */
+static void exit_stats_only_in_named_pid(void)
+{
+	reset();
+	CHECK(!options_exit_stats_here());		/* no file named */
+	char line[64];
+	snprintf(line, sizeof(line), "slub_exit_stats=- slub_exit_stats_pid=%d", (int)getpid());
+	CHECK_EQ(options_parse(line, "test", false), 0);
+	CHECK(options_exit_stats_here());
+	snprintf(line, sizeof(line), "slub_exit_stats_pid=%d", (int)getpid() + 1);
+	CHECK_EQ(options_parse(line, "test", false), 0);
+	CHECK(!options_exit_stats_here());
+	CHECK_EQ(options_parse("slub_exit_stats_pid=0", "test", false), 0);
+	CHECK(options_exit_stats_here());		/* 0: every process */
+	REJECT("slub_exit_stats_pid=-1", "expected an integer in 0..2147483647");
+	reset();
 }
 
 static int child(void)
@@ -185,10 +217,14 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--child"))
 		return child();
+	if (argc > 1 && !strcmp(argv[1], "--idle"))
+		return 0;	/* allocates nothing: the allocator never starts */
 	self_path = argv[0];
 	RUN(valid_values);
 	RUN(malformed_values_keep_defaults);
 	RUN(setup_before_and_after_start);
 	RUN(environment_options);
+	RUN(exit_stats_only_in_named_pid);
+	RUN(help_lists_options_once);
 	return check_done();
 }

@@ -2,7 +2,7 @@
 /*
  * slubrun - run a program with libslub as its malloc.
  *
- *   slubrun [--options 'SLUB_OPTIONS string'] [--stats] [--] PROGRAM [ARGS...]
+ *   slubrun [OPTIONS] [--] PROGRAM [ARGS...]     (usage() lists the options)
  *
  * Puts libslub-malloc.so first in LD_PRELOAD, adds the options to
  * SLUB_OPTIONS (the program's own environment wins for nothing: ours are
@@ -11,8 +11,9 @@
  * signal n killed it.  Without --stats slubrun simply becomes the program
  * (exec).  --stats must outlive it: slubrun forks, passes on the signals
  * a supervisor sends (TERM, HUP, ALRM, USR1, USR2), waits, and prints the
- * table of caches each of the program's processes left at exit
- * (slub_exit_stats=).
+ * table of caches the program left at exit (slub_exit_stats=): only the
+ * process slubrun started, as it is at its last exec (a launcher such as a
+ * pyenv shim execs the real program in the same pid), unless --stats=all.
  *
  * slubrun itself runs on glibc's malloc; only the program is preloaded.
  */
@@ -29,14 +30,30 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "slubrun_check.h"
+
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: slubrun [--options 'SLUB_OPTIONS string'] [--stats] [--] PROGRAM [ARGS...]\n"
+		"usage: slubrun [OPTIONS] [--] PROGRAM [ARGS...]\n"
 		"Run PROGRAM with libslub-malloc.so as its malloc (LD_PRELOAD).\n"
-		"  --options S  add S to SLUB_OPTIONS (e.g. 'slub_min_objects=8')\n"
-		"  --stats      when PROGRAM ends, print the caches each of its processes used\n"
-		"  --help       this text\n"
+		"  --options S       add S to SLUB_OPTIONS (e.g. 'slub_min_objects=8'); the\n"
+		"                    list below shows the values in force with them\n"
+		"  --stats           when PROGRAM ends, print the table of its caches: of the\n"
+		"                    process slubrun started, at its last exec (a launcher\n"
+		"                    that execs the real program counts as the program)\n"
+		"  --stats=all       a table for every process of the program (each child too)\n"
+		"  --abort-on-error  an error report (a bad free, a corrupted heap) prints the\n"
+		"                    stack and aborts the program (SIGABRT, status 134), as\n"
+		"                    glibc does; warnings (an allocation failing, an option)\n"
+		"                    never stop it (slub_abort_on_error=1)\n"
+		"  --version         slubrun's version and the library it preloads\n"
+		"  --help            this text\n"
+		"Exit status: PROGRAM's, or 128+N if signal N ended it; 126/127 if it could\n"
+		"not be run.  A program that cannot load the library (statically linked;\n"
+		"set-user-ID, set-group-ID or with file capabilities, where the loader\n"
+		"ignores LD_PRELOAD; for a #! script, its interpreter) is still run, after\n"
+		"one line on stderr saying so: it runs on its own malloc.\n"
 		"The library is looked up beside slubrun (build tree) and in %s;\n"
 		"SLUBRUN_LIBRARY=path overrides.\n", SLUBRUN_LIBDIR_REL);
 }
@@ -47,9 +64,8 @@ static bool readable(const char *path)
 }
 
 /* The library: $SLUBRUN_LIBRARY, or relative to this executable. */
-static const char *find_library(void)
+static const char *find_library_as_given(char *path, size_t size)
 {
-	static char path[PATH_MAX];
 	char self[PATH_MAX];
 	const char *env = getenv("SLUBRUN_LIBRARY");
 	if (env && *env)
@@ -61,11 +77,19 @@ static const char *find_library(void)
 	const char *dir = dirname(self);
 	static const char *const rel[] = { SLUBRUN_LIBDIR_REL, "..", "." };
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s/%s", dir, rel[i], SLUBRUN_LIBNAME);
+		snprintf(path, size, "%s/%s/%s", dir, rel[i], SLUBRUN_LIBNAME);
 		if (readable(path))
 			return path;
 	}
 	return NULL;
+}
+
+/* The library's absolute path: the program may change directory. */
+static const char *find_library(void)
+{
+	static char found[PATH_MAX], canonical[PATH_MAX];
+	const char *lib = find_library_as_given(found, sizeof(found));
+	return lib && realpath(lib, canonical) ? canonical : lib;
 }
 
 /* NAME = before + sep + after, or the one of them that is set. */
@@ -99,65 +123,84 @@ static void forward(int sig)
 		kill(child, sig);
 }
 
-static void copy_to_stderr(int fd)
+/* Returns the number of bytes copied. */
+static size_t copy_to_stderr(int fd)
 {
 	char buf[8192];
 	ssize_t n;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
+	size_t total = 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		total += (size_t)n;
 		if (write(STDERR_FILENO, buf, (size_t)n) != n)
 			break;
+	}
+	return total;
 }
 
-int main(int argc, char **argv)
+static void add_option(const char *option)
 {
-	const char *options = NULL;
-	bool stats = false;
-	int i = 1;
-	for (; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			i++;
-			break;
-		} else if (!strcmp(argv[i], "--stats")) {
-			stats = true;
-		} else if (!strcmp(argv[i], "--options") && i + 1 < argc) {
-			options = argv[++i];
-		} else if (!strncmp(argv[i], "--options=", 10)) {
-			options = argv[i] + 10;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage(stdout);
-			return 0;
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "slubrun: unknown option %s\n", argv[i]);
-			usage(stderr);
-			return 2;
-		} else {
-			break;
-		}
-	}
-	if (i >= argc) {
-		usage(stderr);
-		return 2;
-	}
+	join_env("SLUB_OPTIONS", getenv("SLUB_OPTIONS"), " ", option);
+}
 
-	const char *lib = find_library();
+static _Noreturn void exec_program(char **argv)
+{
+	execvp(argv[0], argv);
+	int e = errno;
+	fprintf(stderr, "slubrun: %s: %s\n", argv[0], strerror(e));
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+/*
+ * The options as the program would see them: a preloaded copy of slubrun
+ * lists them at load (SLUB_OPTIONS=help) and exits.  stdout, as --help is.
+ */
+#define LISTING_CHILD "--list-options-at-load"
+
+static void list_options(const char *lib)
+{
 	if (!lib) {
-		fprintf(stderr, "slubrun: cannot find %s (set SLUBRUN_LIBRARY)\n", SLUBRUN_LIBNAME);
-		return 127;
+		printf("(The list of SLUB_OPTIONS needs %s, which was not found.)\n",
+		       SLUBRUN_LIBNAME);
+		return;
 	}
-	char abs[PATH_MAX];
-	if (realpath(lib, abs))
-		lib = abs;
-	join_env("LD_PRELOAD", lib, ":", getenv("LD_PRELOAD"));
-	if (options)
-		join_env("SLUB_OPTIONS", getenv("SLUB_OPTIONS"), " ", options);
-
-	if (!stats) {
-		execvp(argv[i], &argv[i]);
-		int e = errno;
-		fprintf(stderr, "slubrun: %s: %s\n", argv[i], strerror(e));
-		return e == ENOENT ? 127 : 126;
+	printf("\nSLUB_OPTIONS=help in a program's environment prints this list to stderr once\n"
+	       "as the program starts, and the program runs on.\n\n");
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(STDOUT_FILENO, STDERR_FILENO);
+		add_option("help");
+		char *args[] = { "slubrun", LISTING_CHILD, NULL };
+		execv("/proc/self/exe", args);
+		_exit(127);
 	}
+	int status;
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		printf("(The list could not be printed: %s did not start.)\n", lib);
+}
 
+enum stats_mode { STATS_NONE, STATS_PROGRAM, STATS_ALL };
+
+/*
+ * Why no table came: the destructor that writes it runs only at a normal
+ * exit of a process that loaded the library and allocated.
+ */
+static void no_table(const char *prog, pid_t pid, int status, enum stats_mode mode)
+{
+	if (mode == STATS_ALL)
+		fprintf(stderr, "slubrun: no table: no process of %s allocated through %s and "
+			"exited normally\n", prog, SLUBRUN_LIBNAME);
+	else if (WIFSIGNALED(status))
+		fprintf(stderr, "slubrun: no table: %s (pid %d) was killed by signal %d\n", prog,
+			(int)pid, WTERMSIG(status));
+	else
+		fprintf(stderr, "slubrun: no table: %s (pid %d) made no allocation, did not load "
+			"%s, or left by _exit(); --stats=all shows its children's\n", prog,
+			(int)pid, SLUBRUN_LIBNAME);
+}
+
+static int run_with_stats(char **argv, enum stats_mode mode)
+{
 	/* The tables go to a private file, printed after the program is done. */
 	char stats_path[] = "/tmp/slubrun-stats-XXXXXX";
 	int stats_fd = mkstemp(stats_path);
@@ -167,7 +210,7 @@ int main(int argc, char **argv)
 	}
 	char opt[sizeof(stats_path) + 32];
 	snprintf(opt, sizeof(opt), "slub_exit_stats=%s", stats_path);
-	join_env("SLUB_OPTIONS", getenv("SLUB_OPTIONS"), " ", opt);
+	add_option(opt);
 
 	/* As system(3) does: the terminal's signals are the program's to take. */
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
@@ -207,10 +250,17 @@ int main(int argc, char **argv)
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(stats_fd);
-		execvp(argv[i], &argv[i]);
-		int e = errno;
-		fprintf(stderr, "slubrun: %s: %s\n", argv[i], strerror(e));
-		_exit(e == ENOENT ? 127 : 126);
+		/*
+		 * The program is this pid, at whatever it last execs: its
+		 * children and the images it execs on the way inherit the
+		 * option, and only a process with this pid writes at exit.
+		 */
+		if (mode == STATS_PROGRAM) {
+			char mine[48];
+			snprintf(mine, sizeof(mine), "slub_exit_stats_pid=%d", (int)getpid());
+			add_option(mine);
+		}
+		exec_program(argv);
 	}
 	child = pid;
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);	/* one held meanwhile is passed on now */
@@ -234,10 +284,83 @@ int main(int argc, char **argv)
 			return 127;
 		}
 	lseek(stats_fd, 0, SEEK_SET);
-	copy_to_stderr(stats_fd);
+	/* A program that could not be run (126, 127) has said so already. */
+	bool ran = !WIFEXITED(status) || (WEXITSTATUS(status) != 126 && WEXITSTATUS(status) != 127);
+	if (!copy_to_stderr(stats_fd) && ran)
+		no_table(argv[0], pid, status, mode);
 	close(stats_fd);
 	unlink(stats_path);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
+}
+
+int main(int argc, char **argv)
+{
+	const char *options = NULL;
+	enum stats_mode stats = STATS_NONE;
+	bool help = false, abort_on_error = false;
+	int i = 1;
+	if (argc == 2 && !strcmp(argv[1], LISTING_CHILD))
+		return 0;	/* the list is printed at load */
+	for (; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		} else if (!strcmp(argv[i], "--stats")) {
+			stats = STATS_PROGRAM;
+		} else if (!strcmp(argv[i], "--stats=all")) {
+			stats = STATS_ALL;
+		} else if (!strcmp(argv[i], "--abort-on-error")) {
+			abort_on_error = true;
+		} else if (!strcmp(argv[i], "--options")) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "slubrun: --options needs a SLUB_OPTIONS string, "
+					"e.g. --options 'slub_decay_ms=100' (slubrun --help lists them)\n");
+				return 2;
+			}
+			options = argv[++i];
+		} else if (!strncmp(argv[i], "--options=", 10)) {
+			options = argv[i] + 10;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			help = true;
+		} else if (!strcmp(argv[i], "--version")) {
+			const char *lib = find_library();
+			printf("slubrun (libslub) %s\nlibrary: %s\n", SLUBRUN_VERSION,
+			       lib ? lib : "not found (set SLUBRUN_LIBRARY)");
+			return 0;
+		} else if (argv[i][0] == '-') {
+			fprintf(stderr, "slubrun: unknown option %s\n", argv[i]);
+			usage(stderr);
+			return 2;
+		} else {
+			break;
+		}
+	}
+	if (!help && i >= argc) {
+		usage(stderr);
+		return 2;
+	}
+
+	const char *lib = find_library();
+	if (!lib && !help) {
+		fprintf(stderr, "slubrun: cannot find %s (set SLUBRUN_LIBRARY)\n", SLUBRUN_LIBNAME);
+		return 127;
+	}
+	if (lib)
+		join_env("LD_PRELOAD", lib, ":", getenv("LD_PRELOAD"));
+	if (abort_on_error)
+		add_option("slub_abort_on_error=1");
+	if (options && *options)
+		add_option(options);
+	if (help) {
+		usage(stdout);
+		list_options(lib);
+		return 0;
+	}
+
+	slubrun_check_program(argv[i], SLUBRUN_LIBNAME);
+	if (stats == STATS_NONE)
+		exec_program(&argv[i]);
+	return run_with_stats(&argv[i], stats);
 }
