@@ -155,7 +155,7 @@ static void *link_objects(struct kmem_cache *s, struct slab *slab, unsigned int 
 
 static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 {
-	struct kmem_cache_order_objects oo = s->oo;
+	struct kmem_cache_order_objects oo = { READ_ONCE(s->oo.x) };	/* order may be written */
 	gfp_t flags = (gfp & ~__GFP_ZERO) | s->allocflags | __GFP_COMP;
 	struct slab *slab;
 
@@ -328,7 +328,7 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 
 	bool has_free = tail || old_freelist || old.built < old.objects;
 	slab_lock(&n->list_lock);
-	if (!new.inuse && n->nr_partial >= s->min_partial) {
+	if (!new.inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
 		slab_unlock(&n->list_lock);
 		discard_slab(s, slab);
 		return;
@@ -349,7 +349,7 @@ static void put_partials(struct kmem_cache *s, struct slab *list)
 		struct slab *slab = list;
 		list = slab->next;
 		slab->next = NULL;
-		if (!read_counters(slab).inuse && n->nr_partial >= s->min_partial) {
+		if (!read_counters(slab).inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
 			slab->next = discard;
 			discard = slab;
 		} else {
@@ -367,7 +367,7 @@ static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
 	struct slab *flush = NULL;
 
 	slab_lock(&c->lock);
-	if (c->nr_partial >= s->cpu_partial_slabs) {
+	if (c->nr_partial >= READ_ONCE(s->cpu_partial_slabs)) {
 		/* Full: the old list goes to the node, this slab starts anew. */
 		flush = c->partial;
 		c->partial = NULL;
@@ -598,7 +598,7 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			c->partial = slab;
 			c->nr_partial++;
 		}
-		if (c->nr_partial >= s->cpu_partial_slabs / 2)
+		if (c->nr_partial >= READ_ONCE(s->cpu_partial_slabs) / 2)
 			break;
 	}
 	slab_unlock(&n->list_lock);
@@ -724,7 +724,7 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 	slub_fork_handlers_check();
 	struct kmem_cache_node *n = get_node(s);
 	bool locked = false, on_node_partial = false, was_full;
-	bool cpu_partial = s->cpu_partial_slabs != 0;
+	bool cpu_partial = READ_ONCE(s->cpu_partial_slabs) != 0;
 	void *prior;
 	union slab_counters old, new;
 
@@ -774,7 +774,7 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 		slab_unlock(&n->list_lock);
 		return;
 	}
-	if (!new.inuse && n->nr_partial >= s->min_partial) {
+	if (!new.inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
 		if (!was_full)
 			remove_partial(n, slab);
 		slab_unlock(&n->list_lock);
@@ -871,7 +871,7 @@ static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void
 		return 1;
 	if (slab->slab_cache != s || !(slab_flags(slab) & PG_slab) || c.frozen != frozen ||
 	    slab->tail_flags != PG_tail || slab->tail_compound_head != tail_word(slab_page(slab)) ||
-	    (c.objects != oo_objects(s->oo) && c.objects != oo_objects(s->min)) ||
+	    c.objects != (PAGE_SIZE << slab->order) / s->size ||
 	    c.built > c.objects || (s->ctor && c.built != c.objects) ||
 	    (long)c.built - (long)c.inuse != own + (frozen ? 0 : cpu)) {
 		slub_report("validate %s: slab %p: objects %u built %u inuse %u frozen %u, free %ld + %ld on the cpu",
