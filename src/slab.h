@@ -590,8 +590,10 @@ static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 #if SLUB_HAVE_RSEQ_ASM
 	void *object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots,
 					 s->offset);
-	if (likely(object && !(gfp & __GFP_ZERO)))
+	if (likely(object && !(gfp & __GFP_ZERO))) {
+		stat(s, ALLOC_FASTPATH);
 		return object;
+	}
 	return slab_alloc_finish(s, gfp, node, object);
 #else
 	return slab_alloc_finish(s, gfp, node, NULL);
@@ -605,6 +607,7 @@ static inline void slab_free(struct kmem_cache *s, struct slab *slab, void *obje
 	switch (rseq_freelist_push(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots, s->offset,
 				   slab, object)) {
 	case RSEQ_PUSHED:
+		stat(s, FREE_FASTPATH);
 		return;
 	case RSEQ_DOUBLE_FREE:
 		slab_double_free(s, object);

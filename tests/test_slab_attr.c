@@ -282,6 +282,49 @@ static void reads_while_busy(void)
 	kmem_cache_destroy(busy);
 }
 
+/* The CONFIG_SLUB_STATS counters: only in a -DSLUB_STATS=ON build, as in the kernel. */
+static void statistics(void)
+{
+	unsigned int mode;
+	bool listed = false;
+	for (unsigned int i = 0; slub_attr_name(i, &mode); i++)
+		listed |= !strcmp(slub_attr_name(i, &mode), "alloc_fastpath");
+	struct kmem_cache *s = kmem_cache_create("attr-stats", 256, 0, SLAB_NO_MERGE, NULL);
+#ifndef SLUB_STATS
+	CHECK(!listed);
+	CHECK_EQ(slub_attr_read(s, "alloc_fastpath", buf, sizeof(buf)), -ENOENT);
+	CHECK_EQ(write_attr(s, "alloc_fastpath", "0"), -ENOENT);
+#else
+	CHECK(listed);
+	enum { N = 3000 };
+	static void *p[N];
+	for (int i = 0; i < N; i++)
+		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	unsigned long fast = attr_ul(s, "alloc_fastpath"), slow = attr_ul(s, "alloc_slowpath");
+	CHECK_EQ(fast + slow, N);
+	CHECK(slow >= attr_ul(s, "alloc_slab") && attr_ul(s, "alloc_slab") >= attr_ul(s, "slabs"));
+	CHECK_EQ(attr_ul(s, "alloc_slab"), attr_ul(s, "slabs"));	/* one thread, nothing freed */
+	/* The sum, then each CPU that counted: "<sum> C<cpu>=<n>". */
+	const char *text = attr(s, "alloc_slab");
+	unsigned long sum = strtoul(text, NULL, 10), parts = 0;
+	for (const char *c = strstr(text, " C"); c; c = strstr(c + 1, " C"))
+		parts += strtoul(strchr(c, '=') + 1, NULL, 10);
+	CHECK_EQ(parts, sum);
+	for (int i = 0; i < N; i++)
+		kmem_cache_free(s, p[i]);
+	CHECK_EQ(attr_ul(s, "free_fastpath") + attr_ul(s, "free_slowpath"), N);
+	kmem_cache_shrink(s);
+	CHECK_EQ(attr_ul(s, "free_slab"), attr_ul(s, "alloc_slab"));	/* every slab went back */
+	CHECK(attr_ul(s, "cpuslab_flush") >= 1);
+	/* Writing 0 clears; nothing else is taken. */
+	CHECK_EQ(write_attr(s, "alloc_fastpath", "1"), -EINVAL);
+	CHECK_EQ(write_attr(s, "alloc_fastpath", "0\n"), 2);
+	CHECK(!strcmp(attr(s, "alloc_fastpath"), "0\n"));
+	CHECK(attr_ul(s, "alloc_slowpath") != 0);
+#endif
+	kmem_cache_destroy(s);
+}
+
 int main(int argc, char **argv)
 {
 	options_mode = argc > 1 && !strcmp(argv[1], "--options");
@@ -290,5 +333,6 @@ int main(int argc, char **argv)
 	RUN(writes_good_and_bad);
 	RUN(objects_counted);
 	RUN(reads_while_busy);
+	RUN(statistics);
 	return check_done();
 }
