@@ -26,8 +26,10 @@ bool slab_unmergeable(const struct kmem_cache *s)
 /*
  * The newest cache whose slots hold @size bytes at @align, wasting less
  * than a word more than a cache of its own would, with the same
- * SLAB_MERGE_SAME flags (and, here, the same slab order limit: the malloc
- * classes ask for larger slabs than the options give).
+ * SLAB_MERGE_SAME flags.  Here also: slabs as large as the new cache may
+ * have (@max_order: the malloc classes ask for larger slabs than the
+ * options give, so a class never lands in a cache of smaller slabs, which
+ * would waste more of each; a plain cache may land in a class).
  */
 struct kmem_cache *find_mergeable(unsigned int size, unsigned int align, slab_flags_t flags,
 				  void (*ctor)(void *), unsigned int max_order)
@@ -40,7 +42,7 @@ struct kmem_cache *find_mergeable(unsigned int size, unsigned int align, slab_fl
 
 	for (struct list_head *pos = slab_caches.prev; pos != &slab_caches; pos = pos->prev) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
-		if (slab_unmergeable(s) || size > s->size || s->max_order != max_order)
+		if (slab_unmergeable(s) || size > s->size || s->max_order < max_order)
 			continue;
 		if ((flags & SLAB_MERGE_SAME) != (s->flags & SLAB_MERGE_SAME))
 			continue;
