@@ -140,7 +140,11 @@ SHOW(min_partial) { emit(o, "%u\n", READ_ONCE(s->min_partial)); }
 SHOW(cpu_partial) { emit(o, "%u\n", READ_ONCE(s->cpu_partial)); }
 SHOW(align) { emit(o, "%u\n", s->align); }
 SHOW(usersize) { emit(o, "%u\n", s->usersize); }
-SHOW(aliases) { emit(o, "%d\n", s->refcount < 0 ? 0 : READ_ONCE(s->refcount) - 1); }
+SHOW(aliases)
+{
+	int refs = READ_ONCE(s->refcount);
+	emit(o, "%d\n", refs < 0 ? 0 : refs - 1);
+}
 SHOW(objects) { show_slab_objects(s, o, SO_ALL | SO_OBJECTS); }
 SHOW(objects_partial) { show_slab_objects(s, o, SO_PARTIAL | SO_OBJECTS); }
 SHOW(total_objects) { show_slab_objects(s, o, SO_ALL | SO_TOTAL); }

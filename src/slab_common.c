@@ -341,7 +341,7 @@ static struct kmem_cache *merge_into_existing(const char *name, unsigned int siz
 	pthread_mutex_lock(&slab_caches_lock);
 	struct kmem_cache *s = find_mergeable(size, align, flags, ctor, max_order);
 	if (s) {
-		s->refcount++;
+		WRITE_ONCE(s->refcount, s->refcount + 1);	/* the aliases attribute reads it unlocked */
 		/* The larger of the two sizes is what both may use (zeroing, ksize). */
 		if (s->object_size < size)
 			WRITE_ONCE(s->object_size, size);
@@ -452,13 +452,14 @@ static void cache_put(struct kmem_cache *s, bool own)
 		slub_report("kmem_cache_destroy(%s): a cache of the allocator's own; ignored", s->name);
 		return;
 	}
-	if (--s->refcount > 0) {	/* one alias fewer */
+	WRITE_ONCE(s->refcount, s->refcount - 1);
+	if (s->refcount > 0) {	/* one alias fewer */
 		pthread_mutex_unlock(&slab_caches_lock);
 		return;
 	}
 	if (__kmem_cache_release(s)) {
 		/* Memory in use stays valid: the cache stays, as in the kernel. */
-		s->refcount = 1;
+		WRITE_ONCE(s->refcount, 1);
 		pthread_mutex_unlock(&slab_caches_lock);
 		slub_report("Objects remaining in %s on kmem_cache_destroy()", s->name);
 		return;
