@@ -51,6 +51,7 @@ bench:
 	bench/run_churn.sh $(BENCH_BUILD)
 	bench/run_redis.sh $(BENCH_BUILD)
 	bench/run_programs.sh $(BENCH_BUILD)
+	$(BENCH_BUILD)/bench/merge_replay
 
 install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -143,6 +144,26 @@ struct kmem_cache;
 SLUB_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
 					      unsigned int align, slab_flags_t flags,
 					      void (*ctor)(void *));
+/*
+ * As kmem_cache_create(), with the region of each object that may be
+ * copied to and from user space (the kernel's hardened usercopy): such a
+ * cache is never merged.  A region outside the object is reported and
+ * dropped, as the kernel does.
+ */
+SLUB_API struct kmem_cache *kmem_cache_create_usercopy(const char *name, unsigned int size,
+						       unsigned int align, slab_flags_t flags,
+						       unsigned int useroffset,
+						       unsigned int usersize,
+						       void (*ctor)(void *));
+/*
+ * A cache whose objects are as big (within a word), as aligned and as
+ * flagged (SLAB_RECLAIM_ACCOUNT, SLAB_CACHE_DMA, SLAB_CACHE_DMA32,
+ * SLAB_ACCOUNT alike) is shared, as the kernel shares it, unless either
+ * has a constructor, debug flags, SLAB_TYPESAFE_BY_RCU, a usercopy region
+ * or SLAB_NO_MERGE, or slub_nomerge is set: kmem_cache_create() returns the
+ * existing cache and its name becomes an alias.  kmem_cache_destroy()
+ * drops one reference; the last one destroys the cache.
+ */
 SLUB_API void kmem_cache_destroy(struct kmem_cache *s);
 SLUB_API void *kmem_cache_alloc(struct kmem_cache *s, gfp_t gfp);
 SLUB_API void *kmem_cache_alloc_node(struct kmem_cache *s, gfp_t gfp, int node);
@@ -204,6 +225,50 @@ SLUB_API unsigned long slub_errors(void);
 SLUB_API unsigned long slub_reclaim(void);
 /* Free blocks per node, zone and order, in the form of /proc/buddyinfo. */
 SLUB_API void slub_print_buddyinfo(FILE *out);
+
+/* ---- caches by name, and their /sys/kernel/slab attributes -------------- */
+
+/*
+ * The cache known by @name: a creator's name, an alias, or the unique id
+ * of a mergeable cache (":0000064", ":a-0000088"); NULL if none.
+ */
+SLUB_API struct kmem_cache *slub_find_cache(const char *name);
+/*
+ * Call @fn for every cache until it returns non-zero, and return that (0
+ * when all were seen).  The cache list is locked meanwhile: @fn may look
+ * caches up, read and write attributes and allocate, but a cache created
+ * or destroyed from @fn is reported and refused.
+ */
+SLUB_API int slub_for_each_cache(int (*fn)(struct kmem_cache *s, void *arg), void *arg);
+/* The name the cache was first created under. */
+SLUB_API const char *slub_cache_name(struct kmem_cache *s);
+/*
+ * The name the kernel's /sys/kernel/slab gives the cache's directory: the
+ * unique id ":[flags-]size" of a mergeable cache, else its name.
+ */
+SLUB_API const char *slub_cache_id(struct kmem_cache *s);
+/* The names merged into @s other than its own: @i from 0 until NULL. */
+SLUB_API const char *slub_cache_alias(struct kmem_cache *s, unsigned int i);
+/*
+ * Read attribute @attr of @s (slab_size, objects, order, ...: the files of
+ * the kernel's /sys/kernel/slab/<cache>/) into @buf: the exact text the
+ * kernel's file would hold, NUL-terminated.  Returns its length, -ENOENT
+ * for no such attribute, -ENOSPC if @len cannot hold it and the NUL.  Safe
+ * while other threads allocate and free.
+ */
+SLUB_API ssize_t slub_attr_read(struct kmem_cache *s, const char *attr, char *buf, size_t len);
+/*
+ * Write @len bytes of text to attribute @attr of @s, as `echo 1 > shrink`
+ * would.  Returns @len, -ENOENT for no such attribute, -EPERM for a
+ * read-only one, -EINVAL for a value the attribute refuses.
+ */
+SLUB_API ssize_t slub_attr_write(struct kmem_cache *s, const char *attr, const char *buf,
+				 size_t len);
+/*
+ * Attribute @i's name (from 0 until NULL) and, in @mode if not NULL, its
+ * permissions as the kernel's file has them (0444 read-only, 0644 writable).
+ */
+SLUB_API const char *slub_attr_name(unsigned int i, unsigned int *mode);
 
 #ifdef __cplusplus
 }

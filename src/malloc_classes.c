@@ -184,6 +184,6 @@ struct kmem_cache *malloc_class_make(size_t size)
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return made;
 	if (made != s)		/* not kmalloc's cache, which both found */
-		kmem_cache_destroy(made);
+		slab_cache_put_own(made);
 	return s;
 }

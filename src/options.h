@@ -54,6 +54,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "pages a kmalloc class of malloc holds before finer classes split it (0: at once)") \
 	X(thp_mb, "slub_thp_mb", OPT_INT, 16, 0, 1048576,                     \
 	  "large blocks of this many MiB or more ask for transparent huge pages (0: none)") \
+	X(slub_merge, "slub_merge", OPT_BOOL, 1, 0, 1,                         \
+	  "merge caches of compatible size and flags, as the kernel (slub_nomerge: 0)") \
 	X(exit_stats, "slub_exit_stats", OPT_STRING, 0, 0, 0,                 \
 	  "at exit, append a table of the caches to this file (- : stderr)")  \
 	X(exit_stats_pid, "slub_exit_stats_pid", OPT_INT, 0, 0, INT_MAX,       \

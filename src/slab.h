@@ -64,6 +64,7 @@
 #include "memmap.h"
 #include "os.h"
 #include "percpu_rseq.h"
+#include "slab_stat.h"
 
 #define MAX_OBJS_PER_PAGE 32767		/* slab->inuse is 15 bits */
 #define SLAB_MIN_ORDER 1		/* struct slab needs the first tail's descriptor */
@@ -72,6 +73,7 @@
 #define CACHE_LINE_SIZE 64
 #define ARCH_SLAB_MINALIGN 8
 #define SLUB_NAME_MAX 64
+#define SLUB_ID_MAX 24		/* ":dDaFA-" and the size, as the kernel's ID_STR_LENGTH */
 
 /* Internal cache flags, above the public SLAB_* bits. */
 #define __OBJECT_POISON   0x80000000u	/* poison the object itself */
@@ -81,6 +83,21 @@
 			  SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_RECLAIM_ACCOUNT | \
 			  SLAB_ACCOUNT | SLAB_NO_MERGE | SLAB_TYPESAFE_BY_RCU |     \
 			  SLAB_NOLEAKTRACE | SLAB_KMALLOC)
+
+/*
+ * Flags that keep a cache to itself (the kernel's SLAB_NEVER_MERGE: debug
+ * metadata, RCU, the opt-out), and flags two caches must agree on to merge
+ * (SLAB_MERGE_SAME: where their memory comes from and how it is counted).
+ */
+#define SLAB_NEVER_MERGE (SLAB_DEBUG_FLAGS | SLAB_TYPESAFE_BY_RCU | SLAB_NOLEAKTRACE | SLAB_NO_MERGE)
+#define SLAB_MERGE_SAME (SLAB_RECLAIM_ACCOUNT | SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_ACCOUNT)
+
+/* One more name of a merged cache, and how many creations used it. */
+struct slab_alias {
+	struct slab_alias *next;
+	unsigned int count;
+	char name[SLUB_NAME_MAX];
+};
 
 /* Alloc/free track, as the kernel lays it out (the debug issue fills it). */
 struct track {
@@ -217,9 +234,12 @@ struct kmem_cache {
 	unsigned int cpu_partial;		/* objects kept on cpu partial lists */
 	unsigned int cpu_partial_slabs;		/* the same, in slabs */
 	void (*ctor)(void *);
-	int refcount;
+	int refcount;				/* creators sharing it; -1: never merged (boot) */
 	bool ctor_zero_warned;
-	char name[SLUB_NAME_MAX];
+	unsigned int useroffset, usersize;	/* kmem_cache_create_usercopy's region */
+	char name[SLUB_NAME_MAX];		/* the first creator's */
+	char id[SLUB_ID_MAX];			/* ":[flags-]size" if mergeable, else "" */
+	struct slab_alias *aliases;		/* the other names merged into it */
 	struct list_head list;			/* slab_caches */
 	struct kmem_cache_node node[1];		/* MAX_NUMNODES */
 	unsigned int nr_cpu_slots;
@@ -227,6 +247,9 @@ struct kmem_cache {
 	unsigned int populate_slabs;		/* slabs held before new ones are populated whole */
 	unsigned int max_order;			/* at least this high a limit (malloc classes) */
 	uint64_t reciprocal_size;		/* ceil(2^44 / size): index without a division */
+#ifdef SLUB_STATS
+	unsigned int *cpu_stats;		/* CPU 0's counters, a percpu slot (slab_stat.h) */
+#endif
 };
 
 /* A head's second word holds a cache pointer: bit 0 clear, or it would read as a tail. */
@@ -440,6 +463,29 @@ static inline struct kmem_cache_cpu *cpu_slot(struct kmem_cache *s, unsigned int
 	return pcpu_slot_of(s->cpu_slab, cpu);
 }
 
+/* ---- statistics (slab_stat.h) ------------------------------------------------ */
+
+#ifdef SLUB_STATS
+static_assert(NR_SLUB_STAT_ITEMS * sizeof(unsigned int) <= PCPU_SLOT_SIZE, "one percpu slot");
+
+static inline unsigned int *slab_stat_slot(struct kmem_cache *s, unsigned int cpu)
+{
+	return pcpu_slot_of(s->cpu_stats, cpu);
+}
+#endif
+
+/* Count @si on this CPU: a load and a store, no locked instruction (slab_stat.c). */
+static inline void stat(struct kmem_cache *s, enum stat_item si)
+{
+#ifdef SLUB_STATS
+	unsigned int *p = &slab_stat_slot(s, this_cpu_slot(s))[si];
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+#else
+	(void)s;
+	(void)si;
+#endif
+}
+
 /* ---- entry points of the engine (slub.c) ----------------------------------- */
 
 __hidden void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node);
@@ -475,6 +521,8 @@ __hidden struct kmem_cache *__kmem_cache_create(const char *name, unsigned int s
 						unsigned int align, slab_flags_t flags,
 						void (*ctor)(void *), unsigned int max_order);
 
+/* kmem_cache_destroy() of a size class the allocator made (malloc_classes.c). */
+__hidden void slab_cache_put_own(struct kmem_cache *s);
 __hidden void slab_zero_object(struct kmem_cache *s, void *object);
 /* Name a size-class cache: "kmalloc-96", "kmalloc-8k", "malloc-4608". */
 __hidden void slab_cache_name(char *buf, size_t n, const char *prefix, unsigned int size);
@@ -489,6 +537,21 @@ __hidden void slab_fork_parent(void);
 __hidden void slab_fork_child(void);
 __hidden void slab_double_free(struct kmem_cache *s, void *object);
 
+/* Merging and names (slab_merge.c); the cache list lock is held. */
+__hidden bool slab_unmergeable(const struct kmem_cache *s);
+__hidden struct kmem_cache *find_mergeable(unsigned int size, unsigned int align,
+					   slab_flags_t flags, void (*ctor)(void *),
+					   unsigned int max_order);
+__hidden void slab_set_id(struct kmem_cache *s);
+__hidden bool slab_answers_to(const struct kmem_cache *s, const char *name);
+__hidden void slab_alias_add(struct kmem_cache *s, struct slab_alias **spare, const char *name);
+__hidden void slab_aliases_free(struct kmem_cache *s);
+/* This thread is inside slub_for_each_cache(), holding slab_caches_lock. */
+extern __hidden __thread bool slab_in_cache_walk __attribute__((tls_model("initial-exec")));
+/* The cache list (slab_common.c): walk it under slab_caches_lock. */
+extern __hidden struct list_head slab_caches;
+extern __hidden pthread_mutex_t slab_caches_lock;
+
 /* Geometry (slab_geometry.c). */
 __hidden unsigned int calculate_alignment(unsigned int flags, unsigned int align,
 					  unsigned int size);
@@ -496,6 +559,8 @@ __hidden bool calculate_sizes(struct kmem_cache *s);
 __hidden int calculate_order(unsigned int size, unsigned int max_order);
 __hidden void set_min_partial(struct kmem_cache *s);
 __hidden void set_cpu_partial(struct kmem_cache *s);
+__hidden void slab_set_cpu_partial(struct kmem_cache *s, unsigned int nr_objects);
+__hidden int slab_set_order(struct kmem_cache *s, unsigned int order);
 
 /* ---- fast paths ------------------------------------------------------------- */
 
@@ -525,8 +590,10 @@ static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 #if SLUB_HAVE_RSEQ_ASM
 	void *object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots,
 					 s->offset);
-	if (likely(object && !(gfp & __GFP_ZERO)))
+	if (likely(object && !(gfp & __GFP_ZERO))) {
+		stat(s, ALLOC_FASTPATH);
 		return object;
+	}
 	return slab_alloc_finish(s, gfp, node, object);
 #else
 	return slab_alloc_finish(s, gfp, node, NULL);
@@ -540,6 +607,7 @@ static inline void slab_free(struct kmem_cache *s, struct slab *slab, void *obje
 	switch (rseq_freelist_push(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots, s->offset,
 				   slab, object)) {
 	case RSEQ_PUSHED:
+		stat(s, FREE_FASTPATH);
 		return;
 	case RSEQ_DOUBLE_FREE:
 		slab_double_free(s, object);

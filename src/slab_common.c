@@ -17,8 +17,8 @@
 #include "percpu.h"
 #include "report.h"
 
-static pthread_mutex_t slab_caches_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct list_head slab_caches = { &slab_caches, &slab_caches };
+pthread_mutex_t slab_caches_lock = PTHREAD_MUTEX_INITIALIZER;
+struct list_head slab_caches = { &slab_caches, &slab_caches };
 static struct kmem_cache boot_kmem_cache;
 static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
 
@@ -35,6 +35,13 @@ bool kmem_cache_open(struct kmem_cache *s)
 	s->cpu_slab = pcpu_slot_alloc(s->nr_cpu_slots);
 	if (!s->cpu_slab)
 		return false;
+#ifdef SLUB_STATS
+	s->cpu_stats = pcpu_slot_alloc(s->nr_cpu_slots);
+	if (!s->cpu_stats) {
+		pcpu_slot_free(s->cpu_slab);
+		return false;
+	}
+#endif
 	struct kmem_cache_node *n = &s->node[0];
 	pthread_mutex_init(&n->list_lock, NULL);
 	INIT_LIST_HEAD(&n->partial);
@@ -46,6 +53,10 @@ static void free_cpu_slab(struct kmem_cache *s)
 {
 	pcpu_slot_free(s->cpu_slab);
 	s->cpu_slab = NULL;
+#ifdef SLUB_STATS
+	pcpu_slot_free(s->cpu_stats);
+	s->cpu_stats = NULL;
+#endif
 }
 
 /*
@@ -150,6 +161,8 @@ static void slab_init(void)
 		slub_report("cannot set up the kmem_cache cache: out of memory");
 		return;
 	}
+	s->refcount = -1;	/* never merged, never destroyed (the kernel's boot caches) */
+	slab_set_id(s);
 	list_add_tail(&s->list, &slab_caches);
 	__atomic_store_n(&boot_cache_open, true, __ATOMIC_RELEASE);
 	if (!create_kmalloc_caches()) {
@@ -311,38 +324,96 @@ static const char *create_check(const char *name, unsigned int size, unsigned in
 	return NULL;
 }
 
-struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size, unsigned int align,
-				       slab_flags_t flags, void (*ctor)(void *), unsigned int max_order)
+/*
+ * An existing cache that can serve these objects (slab_merge.c), with one
+ * more reference and @name as an alias, or NULL.  The alias node is made
+ * before the lock: nothing allocates under slab_caches_lock.
+ */
+static struct kmem_cache *merge_into_existing(const char *name, unsigned int size,
+					      unsigned int align, slab_flags_t flags,
+					      void (*ctor)(void *), unsigned int max_order)
+{
+	if (!slub_opt(slub_merge) || ctor || (flags & SLAB_NEVER_MERGE))
+		return NULL;
+	/* kmalloc serves the node once start-up has made its caches. */
+	bool ready = __atomic_load_n(&slab_ready, __ATOMIC_ACQUIRE);
+	struct slab_alias *spare = ready ? kmalloc(sizeof(*spare), GFP_KERNEL) : NULL;
+	pthread_mutex_lock(&slab_caches_lock);
+	struct kmem_cache *s = find_mergeable(size, align, flags, ctor, max_order);
+	if (s) {
+		WRITE_ONCE(s->refcount, s->refcount + 1);	/* the aliases attribute reads it unlocked */
+		/* The larger of the two sizes is what both may use (zeroing, ksize). */
+		if (s->object_size < size)
+			WRITE_ONCE(s->object_size, size);
+		if (s->inuse < ALIGN_UP(size, sizeof(void *)))
+			s->inuse = (unsigned int)ALIGN_UP(size, sizeof(void *));
+		slab_alias_add(s, &spare, name);
+	}
+	pthread_mutex_unlock(&slab_caches_lock);
+	kfree(spare);
+	return s;
+}
+
+static struct kmem_cache *create_cache(const char *name, unsigned int size, unsigned int align,
+				       slab_flags_t flags, unsigned int useroffset,
+				       unsigned int usersize, void (*ctor)(void *),
+				       unsigned int max_order)
 {
 	slub_fork_handlers_check();
 	/* Called by start-up itself too: check the boot cache, not slab_ready. */
 	if (!__atomic_load_n(&boot_cache_open, __ATOMIC_ACQUIRE))
 		return NULL;	/* no boot cache to take a struct kmem_cache from */
-	struct kmem_cache *s = kmem_cache_zalloc(&boot_kmem_cache, GFP_KERNEL);
+	if (slab_in_cache_walk) {
+		slub_report("kmem_cache_create(%s) inside slub_for_each_cache(): refused", name);
+		return NULL;
+	}
+	struct kmem_cache *s = usersize ? NULL :
+			       merge_into_existing(name, size, align, flags, ctor, max_order);
+	if (s)
+		return s;
+	s = kmem_cache_zalloc(&boot_kmem_cache, GFP_KERNEL);
 	if (!s)
 		return NULL;
 	strcpy(s->name, name);
 	s->object_size = size;
 	s->flags = flags;
 	s->ctor = ctor;
+	s->useroffset = useroffset;
+	s->usersize = usersize;
 	s->max_order = max_order;
 	s->align = calculate_alignment(flags, align, size);
 	if (!kmem_cache_open(s)) {
 		kmem_cache_free(&boot_kmem_cache, s);
 		return NULL;
 	}
+	slab_set_id(s);
 	pthread_mutex_lock(&slab_caches_lock);
 	list_add_tail(&s->list, &slab_caches);
 	pthread_mutex_unlock(&slab_caches_lock);
 	return s;
 }
 
-struct kmem_cache *kmem_cache_create(const char *name, unsigned int size, unsigned int align,
-				     slab_flags_t flags, void (*ctor)(void *))
+struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size, unsigned int align,
+				       slab_flags_t flags, void (*ctor)(void *), unsigned int max_order)
+{
+	return create_cache(name, size, align, flags, 0, 0, ctor, max_order);
+}
+
+struct kmem_cache *kmem_cache_create_usercopy(const char *name, unsigned int size,
+					      unsigned int align, slab_flags_t flags,
+					      unsigned int useroffset, unsigned int usersize,
+					      void (*ctor)(void *))
 {
 	slab_ensure_init();
 	const char *why = create_check(name, size, align, flags);
-	struct kmem_cache *s = why ? NULL : __kmem_cache_create(name, size, align, flags, ctor, 0);
+	if (!why && (usersize > size || size - usersize < useroffset || (!usersize && useroffset))) {
+		/* As the kernel: warn, and make the cache without the region. */
+		slub_report("WARNING kmem_cache_create_usercopy(%s): region %u+%u outside the %u-byte object; ignored",
+			    name, useroffset, usersize, size);
+		useroffset = usersize = 0;
+	}
+	struct kmem_cache *s = why ? NULL : create_cache(name, size, align, flags, useroffset,
+							 usersize, ctor, 0);
 	if (!s) {
 		slub_report("kmem_cache_create(%s) failed: %s", name ? name : "(null)",
 			    why ? why : "out of memory");
@@ -353,27 +424,61 @@ struct kmem_cache *kmem_cache_create(const char *name, unsigned int size, unsign
 	return s;
 }
 
-void kmem_cache_destroy(struct kmem_cache *s)
+struct kmem_cache *kmem_cache_create(const char *name, unsigned int size, unsigned int align,
+				     slab_flags_t flags, void (*ctor)(void *))
+{
+	return kmem_cache_create_usercopy(name, size, align, flags, 0, 0, ctor);
+}
+
+/*
+ * Drop a reference.  The boot cache and the size classes (kmalloc's, the
+ * malloc library's) hold one reference of the allocator's own, which only
+ * @own (the malloc classes giving back a cache made twice) may drop: a
+ * user's extra destroy of a cache merged into kmalloc-64 must not take
+ * kmalloc-64 away.
+ */
+static void cache_put(struct kmem_cache *s, bool own)
 {
 	slub_fork_handlers_check();
 	if (!s)
 		return;
+	if (slab_in_cache_walk) {
+		slub_report("kmem_cache_destroy(%s) inside slub_for_each_cache(): refused", s->name);
+		return;
+	}
 	pthread_mutex_lock(&slab_caches_lock);
-	if (--s->refcount > 0) {
+	if (s->refcount < 0 || (!own && s->refcount == 1 && (s->flags & SLAB_KMALLOC))) {
+		pthread_mutex_unlock(&slab_caches_lock);
+		slub_report("kmem_cache_destroy(%s): a cache of the allocator's own; ignored", s->name);
+		return;
+	}
+	WRITE_ONCE(s->refcount, s->refcount - 1);
+	if (s->refcount > 0) {	/* one alias fewer */
 		pthread_mutex_unlock(&slab_caches_lock);
 		return;
 	}
 	if (__kmem_cache_release(s)) {
 		/* Memory in use stays valid: the cache stays, as in the kernel. */
-		s->refcount = 1;
+		WRITE_ONCE(s->refcount, 1);
 		pthread_mutex_unlock(&slab_caches_lock);
 		slub_report("Objects remaining in %s on kmem_cache_destroy()", s->name);
 		return;
 	}
 	list_del(&s->list);
 	pthread_mutex_unlock(&slab_caches_lock);
+	slab_aliases_free(s);
 	free_cpu_slab(s);
 	kmem_cache_free(&boot_kmem_cache, s);
+}
+
+void kmem_cache_destroy(struct kmem_cache *s)
+{
+	cache_put(s, false);
+}
+
+void slab_cache_put_own(struct kmem_cache *s)
+{
+	cache_put(s, true);
 }
 
 int kmem_cache_shrink(struct kmem_cache *s)

@@ -17,6 +17,8 @@
 #define _GNU_SOURCE
 #include "slab.h"
 
+#include <errno.h>
+
 #include "options.h"
 
 unsigned int calculate_alignment(unsigned int flags, unsigned int align, unsigned int size)
@@ -207,8 +209,40 @@ void set_cpu_partial(struct kmem_cache *s)
 		nr_objects = 52;
 	else
 		nr_objects = 120;
-	s->cpu_partial = nr_objects;
+	slab_set_cpu_partial(s, nr_objects);
+}
+
+/* Also the cpu_partial attribute's write (which the kernel then follows with a flush). */
+void slab_set_cpu_partial(struct kmem_cache *s, unsigned int nr_objects)
+{
+	WRITE_ONCE(s->cpu_partial, nr_objects);
 	/* Assume half of each slab is free on average. */
 	unsigned int per_slab = oo_objects(s->oo);
-	s->cpu_partial_slabs = nr_objects ? (nr_objects * 2 + per_slab - 1) / per_slab : 0;
+	WRITE_ONCE(s->cpu_partial_slabs,
+		   nr_objects ? (nr_objects * 2 + per_slab - 1) / per_slab : 0);
+}
+
+/*
+ * The order attribute's write: slabs made from now on have 2^@order pages;
+ * those made before keep theirs (each slab knows its order and objects).
+ * Within what the options allow, or what one object needs, as the kernel.
+ */
+int slab_set_order(struct kmem_cache *s, unsigned int order)
+{
+	unsigned int lo = (unsigned int)slub_opt(slub_min_order);
+	unsigned int hi = (unsigned int)slub_opt(slub_max_order);
+	if (lo < SLAB_MIN_ORDER)
+		lo = SLAB_MIN_ORDER;
+	if (hi < s->max_order)
+		hi = s->max_order;
+	if (hi < oo_order(s->min))
+		hi = oo_order(s->min);	/* a big object's own order stays writable */
+	if (order < lo || order > hi || order > MAX_PAGE_ORDER)
+		return -EINVAL;
+	unsigned int objects = order_objects(order, s->size);
+	if (!objects || objects > MAX_OBJS_PER_PAGE)
+		return -EINVAL;
+	WRITE_ONCE(s->oo.x, oo_make(order, s->size).x);
+	slab_set_cpu_partial(s, READ_ONCE(s->cpu_partial));
+	return 0;
 }

@@ -65,7 +65,7 @@ static union slab_counters read_counters(struct slab *slab)
 		__atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
 }
 
-static bool slab_update_freelist(struct slab *slab, void *old_freelist,
+static bool slab_update_freelist(struct kmem_cache *s, struct slab *slab, void *old_freelist,
 				 unsigned long old_counters, void *new_freelist,
 				 unsigned long new_counters)
 {
@@ -76,8 +76,10 @@ static bool slab_update_freelist(struct slab *slab, void *old_freelist,
 		slab->counters = new_counters;
 		return true;
 	}
-	return cmpxchg_double(&slab->freelist, old_freelist, old_counters,
-			      new_freelist, new_counters);
+	if (cmpxchg_double(&slab->freelist, old_freelist, old_counters, new_freelist, new_counters))
+		return true;
+	stat(s, CMPXCHG_DOUBLE_FAIL);
+	return false;
 }
 
 /* ---- node partial list (list_lock held) ------------------------------------- */
@@ -155,7 +157,7 @@ static void *link_objects(struct kmem_cache *s, struct slab *slab, unsigned int 
 
 static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 {
-	struct kmem_cache_order_objects oo = s->oo;
+	struct kmem_cache_order_objects oo = { READ_ONCE(s->oo.x) };	/* order may be written */
 	gfp_t flags = (gfp & ~__GFP_ZERO) | s->allocflags | __GFP_COMP;
 	struct slab *slab;
 
@@ -163,6 +165,7 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	struct page *page = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
 	if (unlikely(!page) && oo_order(s->min) < oo_order(oo)) {
 		oo = s->min;
+		stat(s, ORDER_FALLBACK);
 		page = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
 	}
 	if (unlikely(!page))
@@ -235,6 +238,7 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	__atomic_sub_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&n->total_pages, 1UL << slab->order, __ATOMIC_RELAXED);
+	stat(s, FREE_SLAB);
 	/* Both descriptors as the page allocator left them: a head, a tail. */
 	WRITE_ONCE(slab->slab_cache, NULL);
 	slab->freelist = NULL;
@@ -277,7 +281,7 @@ static void *take_freelist(struct kmem_cache *s, struct slab *slab, bool freeze_
 			new.built = build_end(s, old.built, old.objects);
 		new.inuse = new.built;
 		new.frozen = freelist || new.built != old.built || freeze_if_empty;
-	} while (!slab_update_freelist(slab, freelist, old.counters, NULL, new.counters));
+	} while (!slab_update_freelist(s, slab, freelist, old.counters, NULL, new.counters));
 	*link_from = old.built;
 	*link_to = new.built;
 	return freelist;
@@ -323,19 +327,23 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 			set_freepointer(s, tail, old_freelist);
 			new.inuse -= free_delta;
 		}
-	} while (!slab_update_freelist(slab, old_freelist, old.counters,
+	} while (!slab_update_freelist(s, slab, old_freelist, old.counters,
 				       tail ? freelist : old_freelist, new.counters));
 
 	bool has_free = tail || old_freelist || old.built < old.objects;
+	if (old_freelist)
+		stat(s, DEACTIVATE_REMOTE_FREES);
 	slab_lock(&n->list_lock);
-	if (!new.inuse && n->nr_partial >= s->min_partial) {
+	if (!new.inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
 		slab_unlock(&n->list_lock);
+		stat(s, DEACTIVATE_EMPTY);
 		discard_slab(s, slab);
 		return;
 	}
 	if (has_free)
 		add_partial(n, slab, true);
 	slab_unlock(&n->list_lock);
+	stat(s, has_free ? DEACTIVATE_TO_TAIL : DEACTIVATE_FULL);
 }
 
 /* Move a chain of cpu partial slabs (unfrozen) to the node, freeing empties. */
@@ -349,7 +357,7 @@ static void put_partials(struct kmem_cache *s, struct slab *list)
 		struct slab *slab = list;
 		list = slab->next;
 		slab->next = NULL;
-		if (!read_counters(slab).inuse && n->nr_partial >= s->min_partial) {
+		if (!read_counters(slab).inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
 			slab->next = discard;
 			discard = slab;
 		} else {
@@ -367,12 +375,14 @@ static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
 	struct slab *flush = NULL;
 
 	slab_lock(&c->lock);
-	if (c->nr_partial >= s->cpu_partial_slabs) {
+	if (c->nr_partial >= READ_ONCE(s->cpu_partial_slabs)) {
 		/* Full: the old list goes to the node, this slab starts anew. */
 		flush = c->partial;
 		c->partial = NULL;
 		c->nr_partial = 0;
+		stat(s, CPU_PARTIAL_DRAIN);
 	}
+	stat(s, CPU_PARTIAL_FREE);
 	slab->next = c->partial;
 	c->partial = slab;
 	c->nr_partial++;
@@ -478,8 +488,10 @@ static void flush_slot(struct kmem_cache *s, unsigned int cpu)
 	struct slab *partial = c->partial;
 	c->partial = NULL;
 	c->nr_partial = 0;
-	if (slab)
+	if (slab) {
+		stat(s, CPUSLAB_FLUSH);
 		deactivate_slab(s, slab, freelist);
+	}
 	publish_slot(c, tid, NULL, NULL);
 	pthread_mutex_unlock(&c->lock);
 	if (partial)
@@ -512,6 +524,7 @@ static inline void *alloc_fast_cas(struct kmem_cache *s)
 		void *next = get_freepointer_safe(s, object);
 		if (likely(cmpxchg_double(&c->freelist, object, tid, next, tid + 2)))
 			return object;
+		stat(s, CMPXCHG_DOUBLE_CPU_FAIL);
 	}
 }
 
@@ -522,14 +535,14 @@ static inline void *alloc_fast_cas(struct kmem_cache *s)
  */
 void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
-	if (!object) {
-		if (!slub_percpu_rseq)
-			object = alloc_fast_cas(s);
-		if (!object) {
-			object = __slab_alloc(s, gfp, node);
-			if (!object)
-				return NULL;
-		}
+	if (!object && !slub_percpu_rseq)
+		object = alloc_fast_cas(s);
+	if (object) {
+		stat(s, ALLOC_FASTPATH);	/* the rseq pop's, or the CAS's */
+	} else {
+		object = __slab_alloc(s, gfp, node);
+		if (!object)
+			return NULL;
 	}
 	if (gfp & __GFP_ZERO)
 		slab_zero_object(s, object);
@@ -559,8 +572,11 @@ void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 			return;
 		}
 		set_freepointer(s, object, head);
-		if (likely(cmpxchg_double(&c->freelist, head, tid, object, tid + 2)))
+		if (likely(cmpxchg_double(&c->freelist, head, tid, object, tid + 2))) {
+			stat(s, FREE_FASTPATH);
 			return;
+		}
+		stat(s, CMPXCHG_DOUBLE_CPU_FAIL);
 	}
 	__slab_free(s, slab, object);
 }
@@ -593,12 +609,14 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			}
 			got = slab;
 			*freelist = f;
+			stat(s, ALLOC_FROM_PARTIAL);
 		} else {
 			slab->next = c->partial;
 			c->partial = slab;
 			c->nr_partial++;
+			stat(s, CPU_PARTIAL_NODE);
 		}
-		if (c->nr_partial >= s->cpu_partial_slabs / 2)
+		if (c->nr_partial >= READ_ONCE(s->cpu_partial_slabs) / 2)
 			break;
 	}
 	slab_unlock(&n->list_lock);
@@ -620,6 +638,7 @@ static struct slab *get_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu 
 		void *f = get_freelist(s, slab, false);
 		if (f) {
 			*freelist = f;
+			stat(s, CPU_PARTIAL_ALLOC);
 			return slab;
 		}
 	}
@@ -654,6 +673,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	unsigned long tid;
 	void *object;
 
+	stat(s, ALLOC_SLOWPATH);
 again:
 	cpu = this_cpu_slot(s);
 	c = cpu_slot(s, cpu);
@@ -665,8 +685,11 @@ again:
 		goto load;
 	if (slab) {
 		object = get_freelist(s, slab, false);
-		if (object)
+		if (object) {
+			stat(s, ALLOC_REFILL);
 			goto load;
+		}
+		stat(s, DEACTIVATE_BYPASS);
 		slab = NULL;		/* full and unfrozen now: on no list */
 	}
 	slab = get_cpu_partial(s, c, &object);
@@ -689,6 +712,7 @@ again:
 			errno = ENOMEM;
 			return NULL;
 		}
+		stat(s, ALLOC_SLAB);
 		object = slab->freelist;
 		slab->freelist = NULL;
 		union slab_counters cnt = read_counters(slab);
@@ -724,10 +748,11 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 	slub_fork_handlers_check();
 	struct kmem_cache_node *n = get_node(s);
 	bool locked = false, on_node_partial = false, was_full;
-	bool cpu_partial = s->cpu_partial_slabs != 0;
+	bool cpu_partial = READ_ONCE(s->cpu_partial_slabs) != 0;
 	void *prior;
 	union slab_counters old, new;
 
+	stat(s, FREE_SLOWPATH);
 	for (;;) {
 		if (locked) {	/* the decision was for a state that is gone */
 			slab_unlock(&n->list_lock);
@@ -758,12 +783,14 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 			slab_lock(&n->list_lock);
 			locked = true;
 		}
-		if (slab_update_freelist(slab, prior, old.counters, object, new.counters))
+		if (slab_update_freelist(s, slab, prior, old.counters, object, new.counters))
 			break;
 	}
 	if (locked)
 		on_node_partial = slab_flags(slab) & PG_slab_partial;
 
+	if (old.frozen)
+		stat(s, FREE_FROZEN);
 	if (!locked) {
 		if (!old.frozen && cpu_partial && was_full)
 			put_cpu_partial(s, slab);
@@ -774,15 +801,19 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 		slab_unlock(&n->list_lock);
 		return;
 	}
-	if (!new.inuse && n->nr_partial >= s->min_partial) {
-		if (!was_full)
+	if (!new.inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
+		if (!was_full) {
 			remove_partial(n, slab);
+			stat(s, FREE_REMOVE_PARTIAL);
+		}
 		slab_unlock(&n->list_lock);
 		discard_slab(s, slab);
 		return;
 	}
-	if (!cpu_partial && was_full)
+	if (!cpu_partial && was_full) {
 		add_partial(n, slab, true);
+		stat(s, FREE_ADD_PARTIAL);
+	}
 	slab_unlock(&n->list_lock);
 }
 
@@ -871,7 +902,7 @@ static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void
 		return 1;
 	if (slab->slab_cache != s || !(slab_flags(slab) & PG_slab) || c.frozen != frozen ||
 	    slab->tail_flags != PG_tail || slab->tail_compound_head != tail_word(slab_page(slab)) ||
-	    (c.objects != oo_objects(s->oo) && c.objects != oo_objects(s->min)) ||
+	    c.objects != (PAGE_SIZE << slab->order) / s->size ||
 	    c.built > c.objects || (s->ctor && c.built != c.objects) ||
 	    (long)c.built - (long)c.inuse != own + (frozen ? 0 : cpu)) {
 		slub_report("validate %s: slab %p: objects %u built %u inuse %u frozen %u, free %ld + %ld on the cpu",

@@ -41,7 +41,7 @@ static struct zone *normal(void)
 
 static void alloc_free_distinct(void)
 {
-	struct kmem_cache *s = kmem_cache_create("thing", sizeof(struct thing), 0, 0, NULL);
+	struct kmem_cache *s = kmem_cache_create("thing", sizeof(struct thing), 0, SLAB_NO_MERGE, NULL);
 	CHECK(s != NULL);
 	enum { N = 5000 };
 	struct thing **p = calloc(N, sizeof(*p));
@@ -95,7 +95,7 @@ static void lazy_link_up(void)
 {
 	enum { SIZE = 1000, N = 200 };
 	slub_reclaim();		/* the next slab comes from clean pages */
-	struct kmem_cache *s = kmem_cache_create("lazy", SIZE, 0, 0, NULL);
+	struct kmem_cache *s = kmem_cache_create("lazy", SIZE, 0, SLAB_NO_MERGE, NULL);
 	CHECK(s != NULL);
 	unsigned int pages = 1u << oo_order(s->oo), objects = oo_objects(s->oo);
 	CHECK(pages >= 4);
@@ -195,8 +195,8 @@ static void constructor_runs_once_per_object(void)
 
 static void alignment_and_zeroing(void)
 {
-	struct kmem_cache *hw = kmem_cache_create("hw", 100, 0, SLAB_HWCACHE_ALIGN, NULL);
-	struct kmem_cache *a256 = kmem_cache_create("a256", 50, 256, 0, NULL);
+	struct kmem_cache *hw = kmem_cache_create("hw", 100, 0, SLAB_HWCACHE_ALIGN | SLAB_NO_MERGE, NULL);
+	struct kmem_cache *a256 = kmem_cache_create("a256", 50, 256, SLAB_NO_MERGE, NULL);
 	for (int i = 0; i < 200; i++) {
 		void *x = kmem_cache_alloc(hw, GFP_KERNEL);
 		void *y = kmem_cache_zalloc(a256, GFP_KERNEL);
@@ -220,7 +220,7 @@ static void alignment_and_zeroing(void)
 
 static void bulk(void)
 {
-	struct kmem_cache *s = kmem_cache_create("bulk", 64, 0, 0, NULL);
+	struct kmem_cache *s = kmem_cache_create("bulk", 64, 0, SLAB_NO_MERGE, NULL);
 	void *p[512];
 	CHECK_EQ(kmem_cache_alloc_bulk(s, GFP_KERNEL, 512, p), 512);
 	for (int i = 0; i < 512; i++)
@@ -236,7 +236,7 @@ static void destroy_recreate_returns_memory(void)
 	slub_reclaim();
 	unsigned long free0 = normal()->free_pages;
 	for (int round = 0; round < 50; round++) {
-		struct kmem_cache *s = kmem_cache_create("cycle", 200 + round * 8, 0, 0, NULL);
+		struct kmem_cache *s = kmem_cache_create("cycle", 200 + round * 8, 0, SLAB_NO_MERGE, NULL);
 		void *p[1000];
 		for (int i = 0; i < 1000; i++)
 			p[i] = kmem_cache_alloc(s, GFP_KERNEL);
@@ -261,8 +261,8 @@ static void bad_input(void)
 	CHECK_EQ(errno, EINVAL);
 	kmem_cache_destroy(NULL);
 
-	struct kmem_cache *a = kmem_cache_create("bad-a", 32, 0, 0, NULL);
-	struct kmem_cache *b = kmem_cache_create("bad-b", 64, 0, 0, NULL);
+	struct kmem_cache *a = kmem_cache_create("bad-a", 32, 0, SLAB_NO_MERGE, NULL);
+	struct kmem_cache *b = kmem_cache_create("bad-b", 64, 0, SLAB_NO_MERGE, NULL);
 	char *x = kmem_cache_alloc(a, GFP_KERNEL);
 	int local;
 	EXPECT_REPORT(kmem_cache_free(a, &local), "not a slab object");
@@ -285,7 +285,7 @@ static void bad_input(void)
 	 * The slot after the last object: on an object boundary and inside
 	 * the slab's pages (1000-byte objects leave a tail), but no object.
 	 */
-	struct kmem_cache *t = kmem_cache_create("bad-tail", 1000, 0, 0, NULL);
+	struct kmem_cache *t = kmem_cache_create("bad-tail", 1000, 0, SLAB_NO_MERGE, NULL);
 	char *o = kmem_cache_alloc(t, GFP_KERNEL);
 	struct slab *slab = NULL;
 	uintptr_t start = 0;
@@ -309,7 +309,7 @@ static void bad_input(void)
 static void slab_spans_two_descriptors(void)
 {
 	CHECK_EQ(sizeof(struct slab), 2 * sizeof(struct page));
-	struct kmem_cache *s = kmem_cache_create("two-desc", 64, 0, 0, NULL);
+	struct kmem_cache *s = kmem_cache_create("two-desc", 64, 0, SLAB_NO_MERGE, NULL);
 	CHECK(s != NULL);
 	CHECK(oo_order(s->oo) >= SLAB_MIN_ORDER && oo_order(s->min) >= SLAB_MIN_ORDER);
 	unsigned int per_slab = oo_objects(s->oo);
@@ -414,7 +414,7 @@ static void fork_while_allocating(void)
 		return;
 	}
 	pthread_t t[3];
-	churn_cache = kmem_cache_create("churn", 200, 0, 0, NULL);
+	churn_cache = kmem_cache_create("churn", 200, 0, SLAB_NO_MERGE, NULL);
 	for (int i = 0; i < 3; i++)
 		pthread_create(&t[i], NULL, churn, NULL);
 	int bad = 0;
@@ -427,7 +427,7 @@ static void fork_while_allocating(void)
 			for (int j = 0; j < 2000; j++)
 				kmem_cache_free(churn_cache, kmem_cache_alloc(churn_cache, GFP_KERNEL));
 			kmem_cache_shrink(churn_cache);
-			struct kmem_cache *s = kmem_cache_create("child", 100, 0, 0, NULL);
+			struct kmem_cache *s = kmem_cache_create("child", 100, 0, SLAB_NO_MERGE, NULL);
 			kmem_cache_free(s, kmem_cache_alloc(s, GFP_KERNEL));
 			kmem_cache_destroy(s);
 			_exit(0);
@@ -461,7 +461,7 @@ static void out_of_memory(void)
 	CPU_ZERO(&one);
 	CPU_SET(sched_getcpu(), &one);
 	sched_setaffinity(0, sizeof(one), &one);
-	struct kmem_cache *s = kmem_cache_create("oom", 1024, 0, 0, NULL);
+	struct kmem_cache *s = kmem_cache_create("oom", 1024, 0, SLAB_NO_MERGE, NULL);
 	enum { MAX = 200000 };
 	void **p = calloc(MAX, sizeof(void *));
 	slub_os.mmap = no_mmap;
@@ -515,7 +515,7 @@ static void lone_thread_keeps_one_slab(void)
 		fprintf(stderr, "   (needs two CPUs and one thread)\n");
 		return;
 	}
-	struct kmem_cache *s = kmem_cache_create("lone", 64, 0, 0, NULL);
+	struct kmem_cache *s = kmem_cache_create("lone", 64, 0, SLAB_NO_MERGE, NULL);
 	void *x[3] = { NULL, NULL, NULL };
 	struct slab_info info;
 	if (run_on(a) && (x[0] = kmem_cache_alloc(s, GFP_KERNEL)) && run_on(b)) {
@@ -551,7 +551,7 @@ static void hot_cache_slabs_populated(void)
 	sched_getaffinity(0, sizeof(old), &old);
 	run_on(sched_getcpu());		/* one cpu slab at a time */
 	slub_reclaim();			/* free blocks given back: new slabs start untouched */
-	struct kmem_cache *s = kmem_cache_create("populate", 1000, 0, 0, NULL);
+	struct kmem_cache *s = kmem_cache_create("populate", 1000, 0, SLAB_NO_MERGE, NULL);
 	unsigned int order = oo_order(s->oo), hot = s->populate_slabs;
 	size_t bytes = PAGE_SIZE << order;
 	CHECK(order >= 2);
@@ -609,7 +609,7 @@ static void lazy_pages_populated(void)
 	sched_getaffinity(0, sizeof(old), &old);
 	run_on(sched_getcpu());		/* one cpu slab */
 	slub_reclaim();			/* free blocks given back: the slab starts untouched */
-	struct kmem_cache *s = kmem_cache_create("lazy_pages", 1000, 0, 0, NULL);
+	struct kmem_cache *s = kmem_cache_create("lazy_pages", 1000, 0, SLAB_NO_MERGE, NULL);
 	unsigned int objects = oo_objects(s->oo), pages = 1u << oo_order(s->oo);
 	CHECK(pages >= 4);
 	enum { MAX = 512 };

@@ -54,7 +54,9 @@ static void table(void)
 {
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		const struct row *r = &rows[i];
-		struct kmem_cache *s = kmem_cache_create(r->what, r->object_size, r->align, r->flags,
+		/* A cache of its own: merged, it would have another's geometry. */
+		struct kmem_cache *s = kmem_cache_create(r->what, r->object_size, r->align,
+							 r->flags | SLAB_NO_MERGE,
 							 r->with_ctor ? ctor : NULL);
 		CHECK(s != NULL);
 		if (!s)
@@ -77,9 +79,9 @@ static void table(void)
 
 static void partial_rules(void)
 {
-	struct kmem_cache *a = kmem_cache_create("p24", 24, 0, 0, NULL);
-	struct kmem_cache *b = kmem_cache_create("p5000", 5000, 0, 0, NULL);
-	struct kmem_cache *c = kmem_cache_create("p300", 300, 0, 0, NULL);
+	struct kmem_cache *a = kmem_cache_create("p24", 24, 0, SLAB_NO_MERGE, NULL);
+	struct kmem_cache *b = kmem_cache_create("p5000", 5000, 0, SLAB_NO_MERGE, NULL);
+	struct kmem_cache *c = kmem_cache_create("p300", 300, 0, SLAB_NO_MERGE, NULL);
 	struct kmem_cache *d = kmem_cache_create("p1500", 1500, 0, SLAB_RED_ZONE, NULL);
 	/* min_partial = clamp(ilog2(size) / 2, 5, 10) */
 	CHECK_EQ(a->min_partial, 5);
@@ -116,7 +118,7 @@ static void min_objects_option(void)
 
 static int child_order(unsigned int size, unsigned int want)
 {
-	struct kmem_cache *s = kmem_cache_create("child", size, 0, 0, NULL);
+	struct kmem_cache *s = kmem_cache_create("child", size, 0, SLAB_NO_MERGE, NULL);
 	unsigned int got = s ? oo_order(s->oo) : 99;
 	if (got != want)
 		fprintf(stderr, "   size %u: order %u, want %u\n", size, got, want);

@@ -2,9 +2,10 @@
 /*
  * demo.c - what libslub does so far: the page allocator (blocks of every
  * order, the buddy free lists per zone and order after each step, as
- * /proc/buddyinfo shows them), then an object cache and the kmalloc size
- * classes on top of it.
+ * /proc/buddyinfo shows them), then an object cache, merged caches and
+ * their /sys/kernel/slab attributes, and the kmalloc size classes.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,57 @@ static void show(const char *what)
 		printf(" %6d", o);
 	printf("   (order)\n");
 	slub_print_buddyinfo(stdout);
+}
+
+/* One attribute's text, as `cat /sys/kernel/slab/<cache>/<attr>` shows it. */
+static const char *attr(struct kmem_cache *s, const char *name)
+{
+	static char buf[256];
+	if (slub_attr_read(s, name, buf, sizeof(buf)) < 0)
+		return "?\n";
+	return buf;
+}
+
+/* Caches of compatible size and flags share one, as in the kernel. */
+static void merging(void)
+{
+	static const struct { const char *name; unsigned int size; slab_flags_t flags; } made[] = {
+		{ "inode_cache", 600, 0 },
+		{ "ext4_inode", 596, 0 },		/* 600 after aligning to a word: merged */
+		{ "xfs_inode", 600, SLAB_RECLAIM_ACCOUNT },	/* accounted apart: its own */
+		{ "sock_inode", 60, 0 },		/* into kmalloc-64 */
+	};
+	struct kmem_cache *s[4];
+	printf("\n-- caches merge as in the kernel: a new cache whose objects fit an existing one's\n"
+	       "   slots (within a word, same alignment and accounting, no constructor or\n"
+	       "   debugging) is that cache, under the unique id /sys/kernel/slab lists it by\n");
+	for (int i = 0; i < 4; i++) {
+		s[i] = kmem_cache_create(made[i].name, made[i].size, 0, made[i].flags, NULL);
+		printf("kmem_cache_create(\"%s\", %u) -> %s (first created as %s)\n", made[i].name,
+		       made[i].size, slub_cache_id(s[i]), slub_cache_name(s[i]));
+	}
+	printf("aliases of %s:", slub_cache_id(s[0]));
+	for (unsigned int i = 0; slub_cache_alias(s[0], i); i++)
+		printf(" %s", slub_cache_alias(s[0], i));
+	printf("\n");
+
+	enum { N = 100 };
+	void *obj[N];
+	for (int i = 0; i < N; i++)
+		obj[i] = kmem_cache_alloc(s[1], GFP_KERNEL);
+	printf("\n-- its attributes, after %d allocations (the files of /sys/kernel/slab/%s/):\n", N,
+	       slub_cache_id(s[0]));
+	static const char *const names[] = { "slab_size", "objs_per_slab", "order", "objects",
+					     "total_objects", "slabs", "aliases" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		printf("  %-14s %s", names[i], attr(s[0], names[i]));
+	slub_attr_write(s[0], "order", "3", 1);
+	printf("echo 3 > order: new slabs have order %s", attr(s[0], "order"));
+	printf("  %-14s %s", "objs_per_slab", attr(s[0], "objs_per_slab"));
+	for (int i = 0; i < N; i++)
+		kmem_cache_free(s[1], obj[i]);
+	for (int i = 3; i >= 0; i--)
+		kmem_cache_destroy(s[i]);
 }
 
 int main(void)
@@ -74,8 +126,11 @@ int main(void)
 
 	/* Object caches on top: SLUB packs objects into slabs of pages. */
 	struct task { int pid; char comm[16]; long state; void *mm; char pad[64]; };
-	struct kmem_cache *tasks = kmem_cache_create("task_struct", sizeof(struct task), 0,
-						     SLAB_HWCACHE_ALIGN, NULL);
+	/* As the kernel's: comm may be copied to user space, which keeps the cache to itself. */
+	struct kmem_cache *tasks = kmem_cache_create_usercopy("task_struct", sizeof(struct task), 0,
+							      SLAB_HWCACHE_ALIGN,
+							      offsetof(struct task, comm),
+							      sizeof(((struct task *)0)->comm), NULL);
 	enum { NR_TASKS = 10000 };
 	static struct task *t[NR_TASKS];
 	for (int i = 0; i < NR_TASKS; i++) {
@@ -90,6 +145,8 @@ int main(void)
 	printf("kmem_cache_shrink() after freeing them all: %d (0: no slab left)\n",
 	       kmem_cache_shrink(tasks));
 	kmem_cache_destroy(tasks);
+
+	merging();
 
 	printf("\nkmalloc size classes (request -> ksize):");
 	static const size_t sizes[] = { 1, 9, 33, 65, 100, 129, 200, 700, 3000, 5000, 9000, 70000 };
