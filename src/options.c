@@ -100,12 +100,63 @@ static bool quiet;
  */
 static bool help_asked, help_printed;
 
+/*
+ * Other spellings: the kernel's current slab_ names, and the negative
+ * forms, which set a value and take none.
+ */
+static const struct {
+	const char *spelling, *option, *value;
+} spellings[] = {
+	{ "slab_min_order", "slub_min_order", NULL },
+	{ "slab_max_order", "slub_max_order", NULL },
+	{ "slab_min_objects", "slub_min_objects", NULL },
+	{ "slab_merge", "slub_merge", NULL },
+	{ "slab_debug", "slub_debug", NULL },
+	{ "slub_nomerge", "slub_merge", "0" },
+	{ "slab_nomerge", "slub_merge", "0" },
+};
+
+/* slub_debug: checked whole; bare (or empty) means F, Z, P and U, as the kernel's. */
+static bool apply_debug(struct slub_option *o, const char *val, const char *origin)
+{
+	char why[96];
+	const char *bad;
+	if (!val || !*val)
+		val = "FZPU";
+	if (strlen(val) >= SLUB_OPTION_STR_MAX)
+		bad = "longer than 255 characters";
+	else
+		bad = slub_debug_check(val, why, sizeof(why));
+	if (bad) {
+		option_report("%s: option %s='%s' rejected: %s", origin, o->name, val, bad);
+		return false;
+	}
+	strcpy(o->str, val);
+	return true;
+}
+
 /* Apply one `key` or `key=value`; returns false (after a report) if rejected. */
 static bool apply_option(const char *key, size_t klen, const char *val,
 			 const char *origin)
 {
 	struct slub_option *o = find_option(key, klen);
 	long n;
+
+	for (size_t i = 0; !o && i < ARRAY_SIZE(spellings); i++) {
+		if (!name_eq(key, klen, spellings[i].spelling))
+			continue;
+		o = find_option(spellings[i].option, strlen(spellings[i].option));
+		if (spellings[i].value) {
+			if (val) {
+				option_report("%s: option %s takes no value ('%s'); ignored", origin,
+					      spellings[i].spelling, val);
+				return false;
+			}
+			val = spellings[i].value;
+		}
+	}
+	if (o == &slub_options[OPT_slub_debug])
+		return apply_debug(o, val, origin);
 
 	if (name_eq(key, klen, "help")) {
 		if (!val)

@@ -56,6 +56,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "large blocks of this many MiB or more ask for transparent huge pages (0: none)") \
 	X(slub_merge, "slub_merge", OPT_BOOL, 1, 0, 1,                         \
 	  "merge caches of compatible size and flags, as the kernel (slub_nomerge: 0)") \
+	X(slub_debug, "slub_debug", OPT_STRING, 0, 0, 0,                      \
+	  "debug flags [FZPUTO-] for every cache, or per list: P,kmalloc-*;U,dentry (bare: FZPU)") \
 	X(exit_stats, "slub_exit_stats", OPT_STRING, 0, 0, 0,                 \
 	  "at exit, append a table of the caches to this file (- : stderr)")  \
 	X(exit_stats_pid, "slub_exit_stats_pid", OPT_INT, 0, 0, INT_MAX,       \
@@ -101,5 +103,14 @@ __hidden bool options_exit_stats_here(void);
 /* Held while options change: slub_setup() and start-up. */
 #include <pthread.h>
 extern __hidden pthread_mutex_t options_lock;
+
+/*
+ * slub_debug (options_debug.c): NULL if @value follows the grammar, else
+ * why not (maybe formatted into @buf); and the debug flags the option gives
+ * the cache @name, and whether its 'O' asks to drop them where they would
+ * raise the cache's slab order.
+ */
+__hidden const char *slub_debug_check(const char *value, char *buf, size_t n);
+__hidden unsigned int slub_debug_flags(const char *name, bool *higher_order_off);
 
 #endif

@@ -354,11 +354,50 @@ static struct kmem_cache *merge_into_existing(const char *name, unsigned int siz
 	return s;
 }
 
+/*
+ * With 'O' in slub_debug, debug metadata (red zones, poison's outside free
+ * pointer, tracks) is dropped where it would raise the order one object
+ * needs, as the kernel's disable_higher_order_debug.
+ */
+static slab_flags_t drop_costly_debug(struct kmem_cache *s)
+{
+	const slab_flags_t metadata = SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER;
+	struct kmem_cache laid_out = *s;
+	if (!(s->flags & metadata) || !calculate_sizes(&laid_out) ||
+	    get_order(laid_out.size) <= get_order(s->object_size))
+		return s->flags;
+	return s->flags & ~metadata;
+}
+
+/*
+ * Debug flags are laid out in the objects (slab_geometry.c) but not yet
+ * checked: say so rather than pretend, once per cache whose creator asked
+ * for them, and once per process for the caches slub_debug selects.
+ */
+static void say_debug_not_checked(const struct kmem_cache *s, bool creator_asked)
+{
+	static bool said_for_option;
+	if (!(s->flags & SLAB_DEBUG_FLAGS))
+		return;
+	if (creator_asked)
+		slub_warn("%s: debug flags %#x are laid out in its objects but not checked yet "
+			  "(this libslub has no slub_debug checks)", s->name,
+			  s->flags & SLAB_DEBUG_FLAGS);
+	else if (!__atomic_exchange_n(&said_for_option, true, __ATOMIC_RELAXED))
+		slub_warn("slub_debug=%s: debug flags are laid out in the objects of the caches it "
+			  "selects (%s first) but not checked yet (this libslub has no slub_debug checks)",
+			  slub_opt_str(slub_debug), s->name);
+}
+
 static struct kmem_cache *create_cache(const char *name, unsigned int size, unsigned int align,
 				       slab_flags_t flags, unsigned int useroffset,
 				       unsigned int usersize, void (*ctor)(void *),
 				       unsigned int max_order)
 {
+	/* What slub_debug asks for this name: a cache it selects never merges. */
+	bool higher_order_off;
+	slab_flags_t asked = flags & SLAB_DEBUG_FLAGS;
+	flags |= slub_debug_flags(name, &higher_order_off);
 	slub_fork_handlers_check();
 	/* Called by start-up itself too: check the boot cache, not slab_ready. */
 	if (!__atomic_load_n(&boot_cache_open, __ATOMIC_ACQUIRE))
@@ -382,10 +421,13 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 	s->usersize = usersize;
 	s->max_order = max_order;
 	s->align = calculate_alignment(flags, align, size);
+	if (higher_order_off)
+		s->flags = drop_costly_debug(s);
 	if (!kmem_cache_open(s)) {
 		kmem_cache_free(&boot_kmem_cache, s);
 		return NULL;
 	}
+	say_debug_not_checked(s, s->flags & asked);
 	slab_set_id(s);
 	pthread_mutex_lock(&slab_caches_lock);
 	list_add_tail(&s->list, &slab_caches);
