@@ -71,10 +71,9 @@ static void choose_percpu_mode(void)
 /*
  * fork(): take every slab lock in the documented order (kmalloc's DMA lock,
  * the cache list, then per cache its CPU slots and its node), so that no
- * other thread is inside a slow path at the fork.  Registered after the
- * page allocator's handlers (slub_fork_handlers_register), so this prepare
- * runs before theirs: slab locks, then page allocator locks, as the lock
- * order says.
+ * other thread is inside a slow path at the fork.  init.c's one prepare
+ * handler calls this before the page allocator's: slab locks, then page
+ * allocator locks, as the lock order says.
  */
 static void for_each_cache_lock(bool lock)
 {
