@@ -392,6 +392,8 @@ static inline struct kmem_cache *slab_free_prepare(const void *object, struct sl
  * one load tells both the mode and where to look).
  */
 extern __hidden intptr_t slub_percpu_rseq;
+/* The slot indexes ever locked, in any cache (slub.c): what walks of the slots visit. */
+extern __hidden struct os_cpu_set slab_cpus;
 
 static inline uintptr_t rseq_abi(void)
 {

@@ -222,6 +222,14 @@ static inline uint64_t faults_now(int fd)
 #define UNDER_TSAN 0
 #endif
 
+/* Run this test's binary @self again with @args (a mode set up before start-up); its status. */
+static inline int run_self(const char *self, const char *args)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "%s %s", self, args);
+	return system(cmd);
+}
+
 /*
  * Run @fn in a forked child whose reports (stderr) go to /dev/null, for
  * tests that make many on purpose (under TSan in this process).  Its exit code: @fn's, or 128 + the

@@ -133,9 +133,7 @@ static void cpus_past_the_possible_count(void)
 		fprintf(stderr, "   (skipped: needs CPU 1)\n");
 		return;
 	}
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "%s --one-possible-cpu", self);
-	CHECK_EQ(system(cmd), 0);
+	CHECK_EQ(run_self(self, "--one-possible-cpu"), 0);
 }
 
 static int run_one_possible_cpu(void)
