@@ -24,15 +24,28 @@ int slub_unusable;
 static bool started_without_environ;
 
 /*
- * fork(): the options lock first (start-up holds it outermost), then the
- * page allocator's locks in their order.  The child makes them all new:
- * a lock held by another thread at fork time would never be released.
+ * fork(): the slab layer's locks, then the options lock (start-up holds it
+ * outermost of the page allocator's), then the page allocator's locks in
+ * their order.  The child makes them all new: a lock held by another
+ * thread at fork time would never be released.
+ *
+ * One triple of handlers, registered once per process; but a child forked
+ * while another thread of its parent was registering cannot know whether
+ * that call was made, and registers again.  So the handlers count their
+ * calls in one fork (fork runs them all on the forking thread): the first
+ * prepare takes the locks, the last parent or child handler deals with
+ * them, and the others do nothing.
  */
 /* Whether this fork's prepare took the page allocator's locks (set up yet?). */
 static bool fork_took_pages;
+/* Prepare handlers run minus parent (or child) handlers run, in this fork. */
+static __thread unsigned int fork_depth __attribute__((tls_model("initial-exec")));
 
 static void fork_prepare(void)
 {
+	if (fork_depth++)
+		return;
+	slab_fork_prepare();
 	pthread_mutex_lock(&options_lock);
 	/* Start-up sets slub_started under options_lock: stable here. */
 	fork_took_pages = __atomic_load_n(&slub_started, __ATOMIC_RELAXED);
@@ -42,17 +55,23 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
+	if (--fork_depth)
+		return;
 	if (fork_took_pages)
 		page_alloc_fork_parent();
 	pthread_mutex_unlock(&options_lock);
+	slab_fork_parent();
 }
 
 static void fork_child(void)
 {
+	if (--fork_depth)
+		return;
 	slub_decay_thread_fork_child();
 	if (fork_took_pages)
 		page_alloc_fork_child();
 	pthread_mutex_init(&options_lock, NULL);
+	slab_fork_child();
 }
 
 int slub_fork_handlers;
@@ -74,16 +93,13 @@ static pid_t fork_registrant_pid;
 static __thread bool fork_registrant __attribute__((tls_model("initial-exec")));
 
 /*
- * The page allocator's handlers first, then the slab layer's: prepare
- * handlers run last-registered-first, so slab locks are taken before
- * page allocator locks, as the lock order says.  pthread_atfork() may
- * allocate; the slow paths it reaches see this thread registering.
+ * pthread_atfork() may allocate; the slow paths it reaches see this thread
+ * registering.
  */
 static void register_now(void)
 {
 	fork_registrant = true;
-	if (slub_atfork(fork_prepare, fork_parent, fork_child) ||
-	    slub_atfork(slab_fork_prepare, slab_fork_parent, slab_fork_child))
+	if (slub_atfork(fork_prepare, fork_parent, fork_child))
 		slub_report("pthread_atfork failed: a fork while other threads allocate may hang the child");
 	fork_registrant = false;
 	__atomic_store_n(&slub_fork_handlers, FORK_HANDLERS_READY, __ATOMIC_RELEASE);

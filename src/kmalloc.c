@@ -177,8 +177,16 @@ void *kcalloc(size_t n, size_t size, gfp_t gfp)
 /* What a kmalloc'ed pointer is: a slab object, a large block, or neither. */
 enum kobj_kind { KOBJ_BAD, KOBJ_SLAB, KOBJ_LARGE };
 
-static enum kobj_kind classify(const void *p, const char *caller,
-				      struct kmem_cache **sp, struct slab **slabp, struct page **pagep)
+/*
+ * A large block's descriptors are read under memmap_lock (when in a large
+ * region): a racing free of the same block (a program's double free) may
+ * unmap the region.  @claim: take the block for freeing (clear
+ * PG_kmalloc_large), so that of two racing frees one wins and the other is
+ * reported.  *orderp: the large block's order, read under the lock too.
+ */
+static enum kobj_kind classify(const void *p, const char *caller, bool claim,
+			       struct kmem_cache **sp, struct slab **slabp, struct page **pagep,
+			       unsigned int *orderp)
 {
 	uintptr_t start;
 	struct slab *slab;
@@ -192,16 +200,24 @@ static enum kobj_kind classify(const void *p, const char *caller,
 		*slabp = slab;
 		return KOBJ_SLAB;
 	}
-	struct page *page = memmap_virt_to_page(p);
+	bool locked;
+	enum kobj_kind kind = KOBJ_BAD;
+	struct page *page = memmap_virt_to_page_locked(p, &locked);
 	if (page) {
 		struct page *head = compound_head(page);
-		if ((page_flags(head) & PG_kmalloc_large) && p == memmap_page_address(head)) {
+		if ((page_flags(head) & PG_kmalloc_large) && p == memmap_page_address(head) &&
+		    (!claim || (__atomic_fetch_and(&head->flags, ~PG_kmalloc_large, __ATOMIC_ACQ_REL) &
+				PG_kmalloc_large))) {
 			*pagep = head;
-			return KOBJ_LARGE;
+			*orderp = head->order;
+			kind = KOBJ_LARGE;
 		}
 	}
-	slub_report("%s: invalid pointer %p (not allocated by libslub); ignored", caller, p);
-	return KOBJ_BAD;
+	if (locked)
+		memmap_unlock();
+	if (kind == KOBJ_BAD)
+		slub_report("%s: invalid pointer %p (not allocated by libslub); ignored", caller, p);
+	return kind;
 }
 
 size_t ksize_of(const void *p, const char *caller, bool *ok)
@@ -209,14 +225,15 @@ size_t ksize_of(const void *p, const char *caller, bool *ok)
 	struct kmem_cache *s;
 	struct slab *slab;
 	struct page *page;
+	unsigned int order;
 	*ok = true;
 	if (ZERO_OR_NULL_PTR(p))
 		return 0;
-	switch (classify(p, caller, &s, &slab, &page)) {
+	switch (classify(p, caller, false, &s, &slab, &page, &order)) {
 	case KOBJ_SLAB:
 		return slab_ksize(s);
 	case KOBJ_LARGE:
-		return PAGE_SIZE << page->order;
+		return PAGE_SIZE << order;
 	default:
 		*ok = false;
 		return 0;
@@ -234,15 +251,15 @@ void kfree_checked(const void *p, const char *caller)
 	struct kmem_cache *s;
 	struct slab *slab;
 	struct page *page;
+	unsigned int order;
 	if (unlikely(ZERO_OR_NULL_PTR(p)))
 		return;
-	switch (classify(p, caller, &s, &slab, &page)) {
+	switch (classify(p, caller, true, &s, &slab, &page, &order)) {
 	case KOBJ_SLAB:
 		slab_free(s, slab, (void *)p);
 		break;
 	case KOBJ_LARGE:
-		__atomic_and_fetch(&page->flags, ~PG_kmalloc_large, __ATOMIC_ACQ_REL);
-		__free_pages(page, page->order);
+		__free_pages(page, order);	/* claimed: ours alone to free */
 		break;
 	default:
 		break;

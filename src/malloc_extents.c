@@ -310,12 +310,13 @@ void *extent_alloc(size_t size, size_t align, gfp_t gfp)
 }
 
 /*
- * The extent that starts at @p, or NULL.  A large region's descriptors may
- * be unmapped by a racing free of the same block (a program's double
- * free), so they are only read under memmap_lock.  @claim: take the
- * extent for freeing (clear PG_extent); of two racing frees one wins.
+ * The extent that starts at @p, or NULL; *@nr: its pages.  A large
+ * region's descriptors may be unmapped by a racing free of the same block
+ * (a program's double free), so they are only read under memmap_lock,
+ * the page count too.  @claim: take the extent for freeing (clear
+ * PG_extent); of two racing frees one wins.
  */
-static struct page *extent_of(const void *p, bool claim)
+static struct page *extent_of(const void *p, bool claim, unsigned long *nr)
 {
 	if (!p || ((uintptr_t)p & (PAGE_SIZE - 1)))
 		return NULL;
@@ -327,6 +328,8 @@ static struct page *extent_of(const void *p, bool claim)
 	else if (claim && !__atomic_compare_exchange_n(&page->flags, &flags, flags & ~PG_extent,
 						       false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		page = NULL;
+	if (page)
+		*nr = page->nr_extent_pages;
 	if (large)
 		memmap_unlock();
 	return page;
@@ -334,11 +337,11 @@ static struct page *extent_of(const void *p, bool claim)
 
 bool extent_free(void *p)
 {
-	struct page *page = extent_of(p, true);
+	unsigned long nr;
+	struct page *page = extent_of(p, true, &nr);
 	if (!page)
 		return false;
 	uint64_t now = os_now_ms();
-	unsigned long nr = page->nr_extent_pages;
 	bool release = release_now(nr);	/* raises the threshold, as glibc's */
 	if (memmap_in_large_region(page))
 		extent_cache_return(page, now);	/* whatever its size: the cache costs no peak */
@@ -352,24 +355,26 @@ bool extent_free(void *p)
 
 size_t extent_usable_size(const void *p)
 {
-	struct page *page = extent_of(p, false);
-	return page ? page->nr_extent_pages << PAGE_SHIFT : 0;
+	unsigned long nr;
+	struct page *page = extent_of(p, false, &nr);
+	return page ? nr << PAGE_SHIFT : 0;
 }
 
 void *extent_resize(void *p, size_t size)
 {
 	if (size > PTRDIFF_MAX - PAGE_SIZE)
 		return NULL;
-	struct page *page = extent_of(p, false);
+	unsigned long have;
+	struct page *page = extent_of(p, false, &have);
 	unsigned long nr = pages_for(size);
 	if (!page)
 		return NULL;
-	if (nr > page->nr_extent_pages && READ_ONCE(page_alloc_stats.idle_extents))
-		slub_malloc_pages_taken(nr - page->nr_extent_pages);
-	if (!resize_pages_extent(page, page->nr_extent_pages, nr)) {
+	/* A racing free of @p is the caller's bug: the resizes judge @have under the lock. */
+	if (nr > have && READ_ONCE(page_alloc_stats.idle_extents))
+		slub_malloc_pages_taken(nr - have);
+	if (!resize_pages_extent(page, have, nr)) {
 		/* A mapping of its own that outgrew its slots moves its pages, not its bytes. */
-		if (nr <= MAX_ORDER_NR_PAGES ||
-		    !(page = remap_pages_extent(page, page->nr_extent_pages, nr)))
+		if (nr <= MAX_ORDER_NR_PAGES || !(page = remap_pages_extent(page, have, nr)))
 			return NULL;
 	}
 	page->nr_extent_pages = nr;

@@ -331,10 +331,16 @@ static unsigned int parse_cpu_list(const char *s)
 	return (unsigned int)hi;
 }
 
+static unsigned int possible_cpus;
+
+void os_set_possible_cpus(unsigned int n)
+{
+	WRITE_ONCE(possible_cpus, n < SLUB_MAX_CPUS ? n : SLUB_MAX_CPUS);
+}
+
 unsigned int os_possible_cpus(void)
 {
-	static unsigned int cached;
-	unsigned int n = READ_ONCE(cached);
+	unsigned int n = READ_ONCE(possible_cpus);
 	if (n)
 		return n;
 	char buf[256];
@@ -356,8 +362,29 @@ unsigned int os_possible_cpus(void)
 	}
 	if (n > SLUB_MAX_CPUS)
 		n = SLUB_MAX_CPUS;
-	WRITE_ONCE(cached, n);
+	WRITE_ONCE(possible_cpus, n);
 	return n;
+}
+
+void os_cpu_set_add(struct os_cpu_set *set, unsigned int cpu)
+{
+	pthread_mutex_lock(&set->lock);
+	__atomic_fetch_or(&set->bits[cpu / 64], 1UL << (cpu % 64), __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&set->lock);
+}
+
+unsigned int os_cpu_next(const struct os_cpu_set *set, unsigned int cpu, unsigned int end)
+{
+	while (cpu < end) {
+		unsigned long word = __atomic_load_n(&set->bits[cpu / 64], __ATOMIC_ACQUIRE);
+		word &= ~0UL << (cpu % 64);
+		if (word) {
+			cpu = cpu / 64 * 64 + (unsigned int)__builtin_ctzl(word);
+			return cpu < end ? cpu : end;
+		}
+		cpu = (cpu / 64 + 1) * 64;
+	}
+	return end;
 }
 
 unsigned int os_current_cpu_slow(void)

@@ -119,6 +119,39 @@ __hidden void os_populate(void *addr, size_t size);
 __hidden int os_check_page_size(void);
 /* Number of possible CPUs (from sysfs), at most SLUB_MAX_CPUS. */
 __hidden unsigned int os_possible_cpus(void);
+/* Tests only: as if sysfs said @n (before start-up, which sizes the per-CPU slots by it). */
+__hidden void os_set_possible_cpus(unsigned int n);
+
+/*
+ * The CPUs a per-CPU layer has used.  /sys may say 8192 CPUs are possible,
+ * and a walk of them all (drain, fork, statistics) would touch a page or
+ * more per CPU: the layers walk these instead.  CPU numbers may also reach
+ * past the possible count (a fallback count, no sysfs), and a walk must
+ * see those too.  A CPU is added before its state is first locked, under
+ * @lock, which fork's prepare holds so that its walk stays the whole set.
+ */
+struct os_cpu_set {
+	pthread_mutex_t lock;
+	unsigned long bits[SLUB_MAX_CPUS / 64];
+};
+#define OS_CPU_SET_INIT { .lock = PTHREAD_MUTEX_INITIALIZER }
+
+__hidden void os_cpu_set_add(struct os_cpu_set *set, unsigned int cpu);
+
+/* Before @cpu's state in @set's layer is locked: one test once it was used. */
+static inline void os_cpu_use(struct os_cpu_set *set, unsigned int cpu)
+{
+	if (unlikely(!(__atomic_load_n(&set->bits[cpu / 64], __ATOMIC_ACQUIRE) &
+		       (1UL << (cpu % 64)))))
+		os_cpu_set_add(set, cpu);
+}
+
+/* The first CPU of @set at or after @cpu and below @end (<= SLUB_MAX_CPUS), or @end. */
+__hidden unsigned int os_cpu_next(const struct os_cpu_set *set, unsigned int cpu,
+				  unsigned int end);
+#define for_each_used_cpu(cpu, set, end)                                         \
+	for (unsigned int cpu = os_cpu_next(set, 0, end); cpu < (end);           \
+	     cpu = os_cpu_next(set, cpu + 1, end))
 /* Monotonic clock in milliseconds. */
 __hidden uint64_t os_now_ms(void);
 /* The step of os_now_ms() (a kernel tick: 1 to 10 ms), rounded up. */

@@ -737,8 +737,7 @@ unsigned long slub_reclaim(void)
 
 void page_alloc_fork_prepare(void)
 {
-	for_each_zone(z)
-		pcp_lock_all(z);
+	pcp_fork_prepare();
 	/*
 	 * A decay drops the zone lock while it decommits blocks it took off
 	 * the lists; forked then, the child would never get them back.  With
@@ -761,17 +760,15 @@ void page_alloc_fork_parent(void)
 	memmap_unlock();
 	for_each_zone(z)
 		pthread_mutex_unlock(&z->lock);
-	for_each_zone(z)
-		pcp_unlock_all(z);
+	pcp_fork_parent();
 }
 
 void page_alloc_fork_child(void)
 {
 	memmap_reinit_lock();
-	for_each_zone(z) {
+	for_each_zone(z)
 		pthread_mutex_init(&z->lock, NULL);
-		pcp_reinit_locks(z);
-	}
+	pcp_fork_child();
 }
 
 /* ---- the page API ----------------------------------------------------------- */

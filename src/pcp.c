@@ -27,6 +27,12 @@ struct per_cpu_pages {
  * share a page (by zone first, each zone's CPU 0 touched a page of its own).
  */
 static struct per_cpu_pages pcp_sets[SLUB_MAX_CPUS][MAX_NUMNODES][MAX_NR_ZONES];
+/*
+ * The CPUs whose lists were ever used, by the CPU number that indexes
+ * pcp_sets (any below SLUB_MAX_CPUS, possible or not): what every walk
+ * visits, so that no list's pages are out of sight.
+ */
+static struct os_cpu_set pcp_cpus = OS_CPU_SET_INIT;
 
 /* Every this many frees a CPU's list looks whether the zone's decay is due. */
 #define PCP_DECAY_EVERY 64
@@ -50,7 +56,9 @@ static struct per_cpu_pages *pcp_trylock(struct zone *z)
 {
 	if (!slub_opt(pcp_high))
 		return NULL;
-	struct per_cpu_pages *pcp = pcp_of(z, os_current_cpu());
+	unsigned int cpu = os_current_cpu();
+	os_cpu_use(&pcp_cpus, cpu);
+	struct per_cpu_pages *pcp = pcp_of(z, cpu);
 	if (pthread_mutex_trylock(&pcp->lock))
 		return NULL;
 	pcp_prepare(pcp);
@@ -159,10 +167,10 @@ bool pcp_free(struct zone *z, struct page *page, unsigned int order)
 	return true;
 }
 
-unsigned long pcp_lock_all(struct zone *z)
+static unsigned long lock_lists(struct zone *z)
 {
 	unsigned long pages = 0;
-	for (unsigned int cpu = 0; cpu < os_possible_cpus(); cpu++) {
+	for_each_used_cpu(cpu, &pcp_cpus, SLUB_MAX_CPUS) {
 		struct per_cpu_pages *pcp = pcp_of(z, cpu);
 		pthread_mutex_lock(&pcp->lock);
 		pages += pcp->count;
@@ -170,21 +178,50 @@ unsigned long pcp_lock_all(struct zone *z)
 	return pages;
 }
 
-void pcp_unlock_all(struct zone *z)
+static void unlock_lists(struct zone *z)
 {
-	for (unsigned int cpu = 0; cpu < os_possible_cpus(); cpu++)
+	for_each_used_cpu(cpu, &pcp_cpus, SLUB_MAX_CPUS)
 		pthread_mutex_unlock(&pcp_of(z, cpu)->lock);
 }
 
-void pcp_reinit_locks(struct zone *z)
+/* The set first: a CPU whose lists came into use in between would be unlocked, not locked. */
+unsigned long pcp_lock_all(struct zone *z)
 {
-	for (unsigned int cpu = 0; cpu < os_possible_cpus(); cpu++)
-		pthread_mutex_init(&pcp_of(z, cpu)->lock, NULL);
+	pthread_mutex_lock(&pcp_cpus.lock);
+	return lock_lists(z);
+}
+
+void pcp_unlock_all(struct zone *z)
+{
+	unlock_lists(z);
+	pthread_mutex_unlock(&pcp_cpus.lock);
+}
+
+void pcp_fork_prepare(void)
+{
+	pthread_mutex_lock(&pcp_cpus.lock);
+	for_each_zone(z)
+		lock_lists(z);
+}
+
+void pcp_fork_parent(void)
+{
+	for_each_zone(z)
+		unlock_lists(z);
+	pthread_mutex_unlock(&pcp_cpus.lock);
+}
+
+void pcp_fork_child(void)
+{
+	for_each_zone(z)
+		for_each_used_cpu(cpu, &pcp_cpus, SLUB_MAX_CPUS)
+			pthread_mutex_init(&pcp_of(z, cpu)->lock, NULL);
+	pthread_mutex_init(&pcp_cpus.lock, NULL);
 }
 
 void pcp_drain_zone(struct zone *z)
 {
-	for (unsigned int cpu = 0; cpu < os_possible_cpus(); cpu++) {
+	for_each_used_cpu(cpu, &pcp_cpus, SLUB_MAX_CPUS) {
 		struct per_cpu_pages *pcp = pcp_of(z, cpu);
 		pthread_mutex_lock(&pcp->lock);
 		if (pcp->count)
@@ -196,7 +233,7 @@ void pcp_drain_zone(struct zone *z)
 unsigned long pcp_drain_idle(struct zone *z, uint64_t now_ms, uint64_t quiet_ms)
 {
 	unsigned long left = 0;
-	for (unsigned int cpu = 0; cpu < os_possible_cpus(); cpu++) {
+	for_each_used_cpu(cpu, &pcp_cpus, SLUB_MAX_CPUS) {
 		struct per_cpu_pages *pcp = pcp_of(z, cpu);
 		pthread_mutex_lock(&pcp->lock);
 		if (pcp->ops != pcp->idle_ops || !pcp->count) {

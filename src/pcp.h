@@ -37,7 +37,9 @@ __hidden unsigned long pcp_drain_idle(struct zone *z, uint64_t now_ms, uint64_t 
 /* Lock every list set of @z (for the validator); returns their pages. */
 __hidden unsigned long pcp_lock_all(struct zone *z);
 __hidden void pcp_unlock_all(struct zone *z);
-/* In a forked child: make every list lock of @z new and unlocked. */
-__hidden void pcp_reinit_locks(struct zone *z);
+/* fork(): every zone's lists locked (no CPU's come into use meanwhile); the child's made new. */
+__hidden void pcp_fork_prepare(void);
+__hidden void pcp_fork_parent(void);
+__hidden void pcp_fork_child(void);
 
 #endif

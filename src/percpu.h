@@ -8,10 +8,10 @@
  * CPU n is the slot of CPU 0 plus n << PCPU_UNIT_SHIFT, a constant shift
  * the rseq sequences use.  All of one CPU's slots are thus packed into its
  * own pages, and no two CPUs' slots share a page.  A CPU the program never
- * runs on backs its unit only when something walks every slot: fork()
- * (the handlers lock each slot), validation, statistics, and the reuse of
- * a destroyed cache's slot where the kernel backs a read fault with a page
- * of its own.  A page per
+ * runs on backs no page of its unit: fork(), validation and statistics walk
+ * the slots of CPUs used (slab_cpus), and only the reuse of a destroyed
+ * cache's slot reads every unit, where the kernel may back a read fault
+ * with a page of its own.  A page per
  * cache per CPU set (the first design) cost some 80 KiB of resident memory
  * in every process.
  */

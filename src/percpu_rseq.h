@@ -14,6 +14,17 @@
  * The descriptors live in section __rseq_cs; each abort handler is
  * preceded by the signature glibc registered (RSEQ_SIG, 0x53053053),
  * packed into a ud1 instruction so the bytes also disassemble cleanly.
+ *
+ * Unsupported: allocating or freeing in the child of vfork() (or of
+ * clone(CLONE_VM) without CLONE_THREAD) while the parent has other threads.
+ * Such a child runs on its parent thread's TLS, so it reads that thread's
+ * rseq area, but the kernel registers no rseq for a CLONE_VM child: the
+ * area keeps the parent's cpu_id, stale, and nothing aborts the child's
+ * sections, which then race the parent's other threads on that CPU's
+ * slots.  POSIX leaves anything but _exit() and the exec functions
+ * undefined there.  Not detected: the fast paths have nothing to tell
+ * such a child from its parent thread by short of a system call (getpid)
+ * on every operation.
  */
 #ifndef SLUB_PERCPU_RSEQ_H
 #define SLUB_PERCPU_RSEQ_H

@@ -415,6 +415,8 @@ static inline struct kmem_cache *slab_free_prepare(const void *object, struct sl
  * one load tells both the mode and where to look).
  */
 extern __hidden intptr_t slub_percpu_rseq;
+/* The slot indexes ever locked, in any cache (slub.c): what walks of the slots visit. */
+extern __hidden struct os_cpu_set slab_cpus;
 
 static inline uintptr_t rseq_abi(void)
 {
@@ -467,6 +469,7 @@ static inline struct kmem_cache_cpu *cpu_slot(struct kmem_cache *s, unsigned int
 
 #ifdef SLUB_STATS
 static_assert(NR_SLUB_STAT_ITEMS * sizeof(unsigned int) <= PCPU_SLOT_SIZE, "one percpu slot");
+extern __hidden unsigned long slab_stat_cpus[SLUB_MAX_CPUS / 64];
 
 static inline unsigned int *slab_stat_slot(struct kmem_cache *s, unsigned int cpu)
 {
@@ -478,7 +481,12 @@ static inline unsigned int *slab_stat_slot(struct kmem_cache *s, unsigned int cp
 static inline void stat(struct kmem_cache *s, enum stat_item si)
 {
 #ifdef SLUB_STATS
-	unsigned int *p = &slab_stat_slot(s, this_cpu_slot(s))[si];
+	unsigned int cpu = this_cpu_slot(s);
+	unsigned long bit = 1UL << (cpu % 64);
+	/* The sums walk the CPUs that counted; no lock: stat() runs under slab locks. */
+	if (unlikely(!(__atomic_load_n(&slab_stat_cpus[cpu / 64], __ATOMIC_RELAXED) & bit)))
+		__atomic_fetch_or(&slab_stat_cpus[cpu / 64], bit, __ATOMIC_RELAXED);
+	unsigned int *p = &slab_stat_slot(s, cpu)[si];
 	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 #else
 	(void)s;

@@ -95,7 +95,7 @@ static void show_slab_objects(struct kmem_cache *s, struct attr_out *o, unsigned
 	unsigned long total = 0;
 
 	if (flags & SO_CPU) {
-		for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++) {
+		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 			struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 			pthread_mutex_lock(&c->lock);
 			if (c->slab) {
@@ -197,7 +197,7 @@ SHOW(slabs_cpu_partial)
 	unsigned long objects = 0, slabs = 0;
 	bool room = o->size > SUMS_ROOM;
 	struct attr_out parts = { room ? o->buf + SUMS_ROOM : NULL, room ? o->size - SUMS_ROOM : 0, 0 };
-	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++) {
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		unsigned long cpu_objects = 0, cpu_slabs = 0;
 		pthread_mutex_lock(&c->lock);

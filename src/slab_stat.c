@@ -22,6 +22,21 @@ static const char *const stat_names[NR_SLUB_STAT_ITEMS] = {
 };
 
 #ifdef SLUB_STATS
+unsigned long slab_stat_cpus[SLUB_MAX_CPUS / 64];
+
+/* The first CPU at or after @cpu that counted anything, or @end. */
+static unsigned int next_stat_cpu(unsigned int cpu, unsigned int end)
+{
+	for (; cpu < end; cpu++)
+		if (__atomic_load_n(&slab_stat_cpus[cpu / 64], __ATOMIC_RELAXED) & (1UL << (cpu % 64)))
+			return cpu;
+	return end;
+}
+
+#define for_each_stat_cpu(cpu, s)                                                \
+	for (unsigned int cpu = next_stat_cpu(0, (s)->nr_cpu_slots); cpu < (s)->nr_cpu_slots; \
+	     cpu = next_stat_cpu(cpu + 1, (s)->nr_cpu_slots))
+
 static int find_stat(const char *attr)
 {
 	for (int i = 0; i < NR_SLUB_STAT_ITEMS; i++)
@@ -46,12 +61,12 @@ bool slab_stat_show(struct kmem_cache *s, const char *attr, char *buf, size_t le
 	if (si < 0)
 		return false;
 	unsigned long sum = 0;
-	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++)
+	for_each_stat_cpu(cpu, s)
 		sum += READ_ONCE(slab_stat_slot(s, cpu)[si]);
 	size_t n = 0;
 	int w = snprintf(buf, len, "%lu", sum);
 	n += w > 0 ? (size_t)w : 0;
-	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++) {
+	for_each_stat_cpu(cpu, s) {
 		unsigned int x = READ_ONCE(slab_stat_slot(s, cpu)[si]);
 		if (!x)
 			continue;
@@ -73,7 +88,7 @@ bool slab_stat_store(struct kmem_cache *s, const char *attr, const char *text, i
 		*err = -EINVAL;
 		return true;
 	}
-	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++)
+	for_each_stat_cpu(cpu, s)
 		WRITE_ONCE(slab_stat_slot(s, cpu)[si], 0);
 	*err = 0;
 	return true;

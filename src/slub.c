@@ -368,13 +368,28 @@ static void put_partials(struct kmem_cache *s, struct slab *list)
 	discard_slabs(s, discard);
 }
 
+/*
+ * This CPU's slot, locked.  A slot index is added to slab_cpus before its
+ * first lock (one test afterwards), so that every walk of the slots (fork,
+ * flush, validation, figures) sees each slot ever locked, and only those.
+ */
+static struct kmem_cache_cpu *lock_this_cpu_slot(struct kmem_cache *s, unsigned int *cpup)
+{
+	unsigned int cpu = this_cpu_slot(s);
+	os_cpu_use(&slab_cpus, cpu);
+	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+	slab_lock(&c->lock);
+	if (cpup)
+		*cpup = cpu;
+	return c;
+}
+
 /* A slab that was full got a free object: keep it on this CPU's partial list. */
 static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
 {
-	struct kmem_cache_cpu *c = cpu_slot(s, this_cpu_slot(s));
+	struct kmem_cache_cpu *c = lock_this_cpu_slot(s, NULL);
 	struct slab *flush = NULL;
 
-	slab_lock(&c->lock);
 	if (c->nr_partial >= READ_ONCE(s->cpu_partial_slabs)) {
 		/* Full: the old list goes to the node, this slab starts anew. */
 		flush = c->partial;
@@ -395,6 +410,7 @@ static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
 
 intptr_t slub_percpu_rseq;
 intptr_t slub_fastpath_area;
+struct os_cpu_set slab_cpus = OS_CPU_SET_INIT;
 
 #if SLUB_HAVE_RSEQ_ASM
 /* cmpxchg16b mode's stand-in for an rseq area: cpu_id names no slot. */
@@ -501,7 +517,7 @@ static void flush_slot(struct kmem_cache *s, unsigned int cpu)
 void kmem_cache_flush_all(struct kmem_cache *s)
 {
 	slub_fork_handlers_check();
-	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++)
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 		flush_slot(s, cpu);
 }
 
@@ -675,9 +691,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 
 	stat(s, ALLOC_SLOWPATH);
 again:
-	cpu = this_cpu_slot(s);
-	c = cpu_slot(s, cpu);
-	slab_lock(&c->lock);
+	c = lock_this_cpu_slot(s, &cpu);
 	object = retire_slot(c, cpu, &tid);
 	struct slab *slab = c->slab;
 
@@ -721,9 +735,7 @@ again:
 		slab->counters = cnt.counters;
 
 		/* Maybe on another CPU by now; that slot may have a slab again. */
-		cpu = this_cpu_slot(s);
-		c = cpu_slot(s, cpu);
-		slab_lock(&c->lock);
+		c = lock_this_cpu_slot(s, &cpu);
 		void *old_freelist = retire_slot(c, cpu, &tid);
 		if (c->slab)
 			deactivate_slab(s, c->slab, old_freelist);
@@ -922,7 +934,7 @@ unsigned long slab_validate_cache(struct kmem_cache *s)
 	struct kmem_cache_node *n = get_node(s);
 	unsigned long errors = 0, partial = 0;
 
-	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++) {
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		pthread_mutex_lock(&c->lock);
 		if (c->tid & 1) {
@@ -979,7 +991,7 @@ void slab_get_info(struct kmem_cache *s, struct slab_info *info)
 	unsigned long free = 0, partial = 0;
 	struct list_head *pos;
 
-	for (unsigned int cpu = 0; cpu < s->nr_cpu_slots; cpu++) {
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		pthread_mutex_lock(&c->lock);
 		for (struct slab *slab = c->partial; slab; slab = slab->next, partial++) {

@@ -12,10 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
+#include <sched.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slub.h>
@@ -248,5 +253,175 @@ static inline int run_self(const char *self, const char *mode, const char *optio
 #ifndef UNDER_TSAN
 #define UNDER_TSAN 0
 #endif
+
+/* Run this test's binary @self again with @args (a mode set up before start-up); its status. */
+static inline int run_self_args(const char *self, const char *args)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof(cmd), "%s %s", self, args);
+	return system(cmd);
+}
+
+/*
+ * Run @fn in a forked child whose reports (stderr) go to /dev/null, for
+ * tests that make many on purpose (under TSan in this process).  Its exit code: @fn's, or 128 + the
+ * signal that ended it (a crash shows as such), -1 if it could not run.
+ */
+static inline int child_quiet(int (*fn)(void))
+{
+	/* TSan's deadlock detector fails on the fork handlers' many locks: in process. */
+	if (UNDER_TSAN) {
+		int saved = dup(STDERR_FILENO), fd = open("/dev/null", O_WRONLY);
+		dup2(fd, STDERR_FILENO);
+		int rc = fn();
+		dup2(saved, STDERR_FILENO);
+		close(fd);
+		close(saved);
+		return rc;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0)
+			dup2(fd, STDERR_FILENO);
+		_exit(fn());
+	}
+	int status;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+/*
+ * Two threads at one block, for the races a program's bug makes (two frees
+ * of one block, a size asked while it is freed) that must end in a report.
+ * Each of @rounds rounds @make gives a block; this thread calls @a on it
+ * while a second one calls @b: once, both let go at the same moment
+ * (spinning on a turn counter), or with @hammer again and again until @a
+ * is done.  With @hammer the second thread is stopped by a signal at
+ * whatever it is doing before @a starts, and held until @a returns (or
+ * 2 ms pass, as it may hold a lock @a needs): a lookup caught between its
+ * steps then sees the block freed under it, as a preempted one would.
+ */
+struct race_pair {
+	void *(*make)(void);
+	void (*a)(void *), (*b)(void *);
+	int rounds;
+	bool hammer;
+	void *block;
+	int turn, paused, released;
+	pthread_t second;
+};
+
+static struct race_pair *race_now;
+
+static inline uint64_t race_clock_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void race_hold(int sig)
+{
+	(void)sig;
+	struct race_pair *r = race_now;
+	int round = __atomic_load_n(&r->turn, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&r->paused, round, __ATOMIC_RELEASE);
+	uint64_t until = race_clock_ns() + 2000000;
+	while (__atomic_load_n(&r->released, __ATOMIC_ACQUIRE) != round && race_clock_ns() < until)
+		;
+}
+
+static inline void race_wait_turn(struct race_pair *r, int turn)
+{
+	/* Yield after a while: on a loaded machine the other thread may wait for a CPU. */
+	for (unsigned int spins = 0; __atomic_load_n(&r->turn, __ATOMIC_ACQUIRE) != turn; spins++)
+		if (spins > 1000)
+			sched_yield();
+}
+
+static inline void *race_second(void *arg)
+{
+	struct race_pair *r = arg;
+	int turn;
+	/* Hammering, it may miss whole rounds: it goes by the turn it sees. */
+	while (r->hammer && (turn = __atomic_load_n(&r->turn, __ATOMIC_ACQUIRE)) != 2 * r->rounds)
+		if (turn & 1)
+			r->b(__atomic_load_n(&r->block, __ATOMIC_RELAXED));
+	for (int i = 0; !r->hammer && i < r->rounds; i++) {
+		race_wait_turn(r, 2 * i + 1);
+		r->b(r->block);
+		__atomic_store_n(&r->turn, 2 * i + 2, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static inline void race_blocks(struct race_pair *r)
+{
+	struct sigaction sa = { .sa_handler = race_hold };
+	race_now = r;
+	r->turn = r->paused = r->released = 0;
+	if (r->hammer)
+		sigaction(SIGUSR1, &sa, NULL);
+	if (pthread_create(&r->second, NULL, race_second, r)) {
+		CHECK(!"pthread_create");
+		return;
+	}
+	for (int i = 0; i < r->rounds; i++) {
+		int turn = 2 * i + 1;
+		__atomic_store_n(&r->block, r->make(), __ATOMIC_RELAXED);
+		__atomic_store_n(&r->turn, turn, __ATOMIC_RELEASE);
+		if (!r->hammer) {
+			r->a(r->block);
+			race_wait_turn(r, turn + 1);
+			continue;
+		}
+		for (volatile int spin = 0; spin < 2000; spin++)
+			;	/* let it start */
+		pthread_kill(r->second, SIGUSR1);
+		uint64_t until = race_clock_ns() + 2000000;
+		while (__atomic_load_n(&r->paused, __ATOMIC_ACQUIRE) != turn && race_clock_ns() < until)
+			;
+		r->a(r->block);
+		__atomic_store_n(&r->released, turn, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->turn, turn + 1, __ATOMIC_RELEASE);
+	}
+	pthread_join(r->second, NULL);
+}
+
+/*
+ * A program's double frees of @rounds blocks from @make, each by two threads
+ * at once, then @size_of asked about blocks while they are freed: every
+ * double free must be reported once, and nothing may crash (a forked child
+ * runs it).
+ */
+static struct race_pair race_config;
+
+static inline int race_frees_and_sizes(void)
+{
+	unsigned long before = slub_errors();
+	struct race_pair r = race_config;
+	int rounds = r.rounds;
+	void (*size_of)(void *) = r.b;
+	r.b = r.a;
+	r.rounds = rounds / 4;
+	race_blocks(&r);
+	if (slub_errors() - before != (unsigned long)r.rounds)
+		return 1;	/* one report a round: the loser's */
+	r.b = size_of;
+	r.hammer = true;
+	r.rounds = rounds;
+	race_blocks(&r);
+	return 0;
+}
+
+static inline void check_racing_frees(void *(*make)(void), void (*free_fn)(void *),
+				      void (*size_of)(void *), int rounds)
+{
+	race_config = (struct race_pair){ .make = make, .a = free_fn, .b = size_of,
+					  .rounds = rounds };
+	CHECK_EQ(child_quiet(race_frees_and_sizes), 0);
+}
 
 #endif

@@ -3,7 +3,8 @@
  * test_init.c - start-up and fork(): a child forked while other threads
  * hold allocator locks can still allocate; start-up happens once even when
  * many threads race to be first; a fork that cuts the handlers' registration
- * short does not leave the child waiting for it.
+ * short does not leave the child waiting for it, nor its own forks hung on
+ * handlers it registered a second time.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -94,7 +95,9 @@ static void racing_start_up(void)
  * A fork in the middle of registering the fork handlers (another thread of
  * the parent was inside pthread_atfork) leaves the child with REGISTERING
  * and nobody to finish: the child must register them itself, not wait for
- * ever.  Without @wait, a thread of the registering process goes on.
+ * ever, and its own forks must work with the handlers registered twice
+ * (the parent's call may have been done, only READY not stored yet).
+ * Without @wait, a thread of the registering process goes on.
  */
 static void registration_cut_by_fork(void)
 {
@@ -106,8 +109,19 @@ static void registration_cut_by_fork(void)
 	if (pid == 0) {
 		alarm(10);
 		slub_fork_handlers_register(true);
-		/* _exit: the handlers are now there twice; this child never forks. */
-		_exit(slub_fork_handlers == FORK_HANDLERS_READY ? 0 : 1);
+		if (slub_fork_handlers != FORK_HANDLERS_READY)
+			_exit(1);
+		/*
+		 * The handlers are registered twice now (the parent's, then
+		 * ours): the next fork must still take each lock once, or it
+		 * waits for ever on a lock it holds itself.
+		 */
+		pid_t grandchild = fork();
+		if (grandchild == 0)
+			_exit(first_use(NULL) ? 0 : 1);
+		int status;
+		_exit(waitpid(grandchild, &status, 0) == grandchild && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0 && first_use(NULL) ? 0 : 2);
 	}
 	__atomic_store_n(&slub_fork_handlers, FORK_HANDLERS_READY, __ATOMIC_RELEASE);
 	int status;

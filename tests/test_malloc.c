@@ -1156,6 +1156,30 @@ static void moving_realloc_populates(void)
 	close(fd);
 }
 
+/*
+ * Two threads free one block too big for the cache of mappings (so the
+ * free unmaps it) at once, or ask its size while it is freed: one free
+ * wins, the other is reported; a lookup caught by the unmap answers or
+ * reports, and never reads the unmapped descriptors (SIGSEGV).
+ */
+#define RACE_ROUNDS 1000
+#define RACE_BLOCK (130UL << 20)	/* above the cache's 128 MiB */
+
+static void *make_uncached(void)
+{
+	return malloc(RACE_BLOCK);
+}
+
+static void usable_size_of(void *p)
+{
+	(void)malloc_usable_size(p);
+}
+
+static void racing_double_free_large(void)
+{
+	check_racing_frees(make_uncached, free, usable_size_of, RACE_ROUNDS);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--calloc-unresident"))
@@ -1191,6 +1215,7 @@ int main(int argc, char **argv)
 	RUN(calloc_zeroes_and_overflow);
 	RUN(memalign_family);
 	RUN(bad_pointers_are_reported);
+	RUN(racing_double_free_large);
 	RUN(sized_frees);
 	RUN(free_keeps_errno);
 	RUN(successes_keep_errno);

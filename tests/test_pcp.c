@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_pcp.c - per-CPU page lists: LIFO reuse on one CPU, never more than
- * slub_pcp_high pages held, drained when a zone runs dry, and switched off
- * by slub_pcp_high=0.
+ * slub_pcp_high pages held, drained when a zone runs dry, switched off by
+ * slub_pcp_high=0, and seen on CPUs past the possible count.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -120,17 +120,51 @@ static int run_off(void)
 	return pcp_pages() == 0 && page_alloc_validate() == 0 ? 0 : 1;
 }
 
+/*
+ * CPU numbers at or above the possible count (a fallback count, no sysfs):
+ * the lists of such a CPU are still seen by every walk, counted, validated
+ * and drained.  Here the count says 1 and the pages go to CPU 1's lists.
+ */
+static void cpus_past_the_possible_count(void)
+{
+	cpu_set_t set;
+	sched_getaffinity(0, sizeof(set), &set);
+	if (!CPU_ISSET(1, &set)) {
+		fprintf(stderr, "   (skipped: needs CPU 1)\n");
+		return;
+	}
+	CHECK_EQ(run_self_args(self, "--one-possible-cpu"), 0);
+}
+
+static int run_one_possible_cpu(void)
+{
+	if (!pin(1))
+		return 1;
+	unsigned long a = __get_free_page(GFP_KERNEL);
+	free_page(a);
+	unsigned long held = pcp_pages();
+	page_alloc_drain_pcp();
+	fprintf(stderr, "   CPU 1 of 1 possible: %lu pages listed, %lu after a drain\n", held,
+		pcp_pages());
+	return held > 0 && pcp_pages() == 0 && page_alloc_validate() == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	char opt[64];
+	snprintf(opt, sizeof(opt), "slub_pcp_high=%d slub_pcp_batch=4096", HIGH);
+	if (argc > 1 && !strcmp(argv[1], "--one-possible-cpu")) {
+		os_set_possible_cpus(1);
+		return slub_setup(opt) ? 1 : run_one_possible_cpu();
+	}
 	if (argc > 1 && !strcmp(argv[1], "--off"))
 		return run_off();
 	self = argv[0];
-	char opt[64];
-	snprintf(opt, sizeof(opt), "slub_pcp_high=%d slub_pcp_batch=4096", HIGH);
 	CHECK_EQ(slub_setup(opt), 0);
 	RUN(lifo_on_one_cpu);
 	RUN(never_more_than_high);
 	RUN(dry_zone_drains_other_cpus);
 	RUN(off_when_high_is_zero);
+	RUN(cpus_past_the_possible_count);
 	return check_done();
 }

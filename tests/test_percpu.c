@@ -2,8 +2,9 @@
 /*
  * test_percpu.c - the per-CPU slot chunks: slots are distinct and zero in
  * every CPU's unit, a freed slot comes back zeroed, a second chunk is made
- * when the first is full, untouched units stay unbacked, and caches built
- * on them work from every CPU the test can run on.
+ * when the first is full, untouched units stay unbacked, caches built on
+ * them work from every CPU the test can run on, and a fork touches the
+ * units of the CPUs used only.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -120,12 +121,64 @@ static void caches_on_every_cpu(void)
 	CHECK_EQ(slab_validate_all(), 0);
 }
 
-int main(void)
+/*
+ * A fork's cost does not grow with the possible CPUs: its handlers lock the
+ * slots of the CPUs used, not of every possible one.  Run again with 512
+ * possible CPUs and 60 caches; the parent's page faults across one fork
+ * (the handlers' touches of units, and the copy-on-write faults of the
+ * parent's writes after it) are counted.
+ */
+#define FORK_CPUS 512
+#define FORK_CACHES 60
+#define FORK_MAX_FAULTS 200	/* fixed costs: stacks, locks, libc (about 50 here) */
+
+static const char *self;
+
+static void fork_cost_follows_cpus_used(void)
 {
+	if (UNDER_TSAN) {
+		fprintf(stderr, "   (skipped: TSan's deadlock detector fails on the fork handlers' locks)\n");
+		return;
+	}
+	CHECK_EQ(run_self_args(self, "--fork-cost"), 0);
+}
+
+static int run_fork_cost(void)
+{
+	os_set_possible_cpus(FORK_CPUS);
+	char name[32];
+	for (int i = 0; i < FORK_CACHES; i++) {
+		snprintf(name, sizeof(name), "fork-cost-%d", i);
+		struct kmem_cache *s = kmem_cache_create(name, 32 + 8 * i, 0, 0, NULL);
+		if (!s)
+			return 2;
+		kmem_cache_free(s, kmem_cache_alloc(s, GFP_KERNEL));
+	}
+	int fd = fault_counter();
+	if (fd < 0)
+		return 0;	/* no perf events here: nothing to count with */
+	uint64_t before = faults_now(fd);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	uint64_t faults = faults_now(fd) - before;
+	int status;
+	waitpid(pid, &status, 0);
+	fprintf(stderr, "   one fork with %d possible CPUs and %d caches: %lu page faults\n",
+		FORK_CPUS, FORK_CACHES, (unsigned long)faults);
+	return faults < FORK_MAX_FAULTS && WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--fork-cost"))
+		return run_fork_cost();
+	self = argv[0];
 	RUN(untouched_units_unbacked);	/* first: nothing is touched yet */
 	RUN(slots_distinct_and_zero);
 	RUN(freed_slot_comes_back_zero);
 	RUN(caches_on_every_cpu);
+	RUN(fork_cost_follows_cpus_used);
 	CHECK_EQ(slub_errors(), 0);
 	return check_done();
 }
