@@ -8,8 +8,17 @@ set -euo pipefail
 build=$(cd "$1" && pwd) case=$2
 here=$(cd "$(dirname "$0")" && pwd)
 slubrun=$build/tools/slubrun
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# The work dir is removed by a parent that signals nothing.  An EXIT trap
+# here would make bash catch SIGTERM, and a job the shell case kills
+# between fork and exec would run that trap as if it were the script:
+# the dir vanished under the test, or the job exited 0.
+if [ -z "${REAL_PROGRAMS_WORK:-}" ]; then
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  st=0; REAL_PROGRAMS_WORK=$work "$BASH" "$0" "$@" || st=$?
+  exit "$st"
+fi
+work=$REAL_PROGRAMS_WORK
 cd "$work"
 
 # Debian's python3 (install-deps.sh installs it), not a user's shim.
@@ -197,9 +206,11 @@ shell)	# fork and exec all the time, exit codes, signals
   grep -q '^kmalloc-64 ' stats.txt || fail "--stats printed no table: $(head -3 stats.txt)"
   # A supervisor's SIGTERM reaches the program, with or without --stats,
   # also while slubrun --stats is still starting it (the signal is held).
+  # The nap is this run's own (pid): another program_shell may run beside.
+  nap=29.$$
   for delay in 0.3 $(for i in 1 2 3 4 5; do echo 0 0.001 0.003 0.01; done); do
     for opt in "" --stats; do
-      "$slubrun" $opt -- sleep 29.517 2>/dev/null &
+      "$slubrun" $opt -- sleep $nap 2>/dev/null &
       sp=$!
       sleep $delay
       kill -TERM $sp
@@ -208,7 +219,7 @@ shell)	# fork and exec all the time, exit codes, signals
     done
   done
   sleep 0.2
-  ! pgrep -f 'sleep 29.517' >/dev/null || fail "SIGTERM to slubrun left the program running"
+  ! pgrep -fx "sleep $nap" >/dev/null || fail "SIGTERM to slubrun left the program running"
   # A signal the caller ignores (nohup) stays ignored by slubrun and the program.
   out=$(bash -c 'trap "" HUP; "$1" --stats -- sh -c "sleep 0.5; echo survived" 2>/dev/null & sleep 0.2; kill -HUP $!; wait $!' _ "$slubrun") ||
     fail "an ignored SIGHUP ended slubrun --stats (status $?)"
