@@ -434,9 +434,18 @@ bool os_has_cmpxchg16b(void)
 #define MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ (1 << 8)
 #define MEMBARRIER_CMD_FLAG_CPU (1 << 0)
 
+/*
+ * Registered is not enough: a seccomp policy may allow the registration and
+ * refuse the fence itself, and then every retire of another CPU's slot
+ * would race.  So one fence of this CPU proves it works, once, here.
+ */
 int os_membarrier_register_rseq(void)
 {
-	return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) ? -errno : 0;
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) ||
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, MEMBARRIER_CMD_FLAG_CPU,
+		    (int)os_current_cpu()))
+		return -errno;
+	return 0;
 }
 
 void os_membarrier_rseq(unsigned int cpu)

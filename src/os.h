@@ -198,8 +198,9 @@ static inline unsigned int os_current_cpu(void)
 __hidden bool os_has_cmpxchg16b(void);
 
 /*
- * membarrier(2) for rseq: register once; then restart every rseq critical
- * section running on @cpu (returns when none can still commit).
+ * membarrier(2) for rseq: register once, and prove the fence works (0, or
+ * -errno: then rseq mode must not be used); then restart every rseq
+ * critical section running on @cpu (returns when none can still commit).
  */
 __hidden int os_membarrier_register_rseq(void);
 __hidden void os_membarrier_rseq(unsigned int cpu);

@@ -2,14 +2,19 @@
 /*
  * test_os.c - the OS layer: reservations are aligned and inaccessible until
  * committed, decommit zeroes and frees RSS, CPU numbers are sane and follow
- * the thread, and the ops table really is what the layers call.
+ * the thread, the ops table really is what the layers call, and a
+ * membarrier fence refused by seccomp keeps the library off rseq.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -17,6 +22,7 @@
 #include "check.h"
 #include "memmap.h"
 #include "os.h"
+#include "slab.h"
 
 static sigjmp_buf fault_jmp;
 
@@ -152,8 +158,67 @@ static void clock_moves(void)
 	CHECK(b >= a + 20 && b < a + 5000);
 }
 
-int main(void)
+/*
+ * A seccomp policy that lets the membarrier registration through but
+ * refuses the fence (EPERM), installed before start-up: the library must
+ * find out at start and keep to the cmpxchg16b protocol, which then works
+ * on every CPU without a report.  Run as its own process (--no-fence).
+ */
+static const char *self;
+
+static void membarrier_refused_means_no_rseq(void)
 {
+	CHECK_EQ(run_self(self, "--no-fence"), 0);
+}
+
+static int deny_membarrier_fence(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_membarrier, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1 << 7 /* PRIVATE_EXPEDITED_RSEQ */, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
+static int run_no_fence(void)
+{
+	if (deny_membarrier_fence())
+		return 0;	/* no seccomp here: nothing to show */
+	void *p = kmalloc(64, GFP_KERNEL);
+	fprintf(stderr, "   fence refused: per-CPU mode %s\n", slub_percpu_rseq ? "rseq" : "cmpxchg16b");
+	if (slub_percpu_rseq)
+		return 1;
+	/* Objects freed on one CPU and allocated on another: no report. */
+	cpu_set_t old;
+	sched_getaffinity(0, sizeof(old), &old);
+	void *q[256];
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &old))
+			continue;
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		sched_setaffinity(0, sizeof(one), &one);
+		for (int i = 0; i < 256; i++)
+			q[i] = kmalloc(64, GFP_KERNEL);
+		for (int i = 0; i < 256; i++)
+			kfree(q[i]);
+	}
+	kfree(p);
+	return slub_errors() == 0 && slab_validate_all() == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--no-fence"))
+		return run_no_fence();
+	self = argv[0];
 	/* Start-up detects rseq (glibc >= 2.35 registers it unless disabled). */
 	slub_reclaim();
 	fprintf(stderr, "rseq area: %s\n", os_rseq_offset ? "in use" : "not available (sched_getcpu fallback)");
@@ -163,5 +228,6 @@ int main(void)
 	RUN(ops_table_is_used);
 	RUN(cpus);
 	RUN(clock_moves);
+	RUN(membarrier_refused_means_no_rseq);
 	return check_done();
 }
