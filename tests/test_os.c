@@ -168,7 +168,7 @@ static const char *self;
 
 static void membarrier_refused_means_no_rseq(void)
 {
-	CHECK_EQ(run_self(self, "--no-fence"), 0);
+	CHECK_EQ(run_self_args(self, "--no-fence"), 0);
 }
 
 static int deny_membarrier_fence(void)
