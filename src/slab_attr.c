@@ -31,6 +31,7 @@
 struct attr_out {
 	char *buf;
 	size_t size, len;
+	int err;	/* a read the attribute refuses (-ENOSYS) */
 };
 
 static __printf(2, 3) void emit(struct attr_out *o, const char *fmt, ...)
@@ -196,7 +197,8 @@ SHOW(slabs_cpu_partial)
 	enum { SUMS_ROOM = 48 };	/* "%lu(%lu)" */
 	unsigned long objects = 0, slabs = 0;
 	bool room = o->size > SUMS_ROOM;
-	struct attr_out parts = { room ? o->buf + SUMS_ROOM : NULL, room ? o->size - SUMS_ROOM : 0, 0 };
+	struct attr_out parts = { room ? o->buf + SUMS_ROOM : NULL, room ? o->size - SUMS_ROOM : 0,
+				  0, 0 };
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		unsigned long cpu_objects = 0, cpu_slabs = 0;
@@ -286,6 +288,14 @@ STORE(validate)
 	return 0;
 }
 
+/*
+ * Where each object was last allocated and freed, by call site.  The
+ * kernel refuses the read (-ENOSYS) without U (SLAB_STORE_USER); here no
+ * cache records tracks yet, so every read is refused until they do.
+ */
+SHOW(alloc_calls) { (void)s; o->err = -ENOSYS; }
+SHOW(free_calls) { (void)s; o->err = -ENOSYS; }
+
 struct slab_attribute {
 	const char *name;
 	void (*show)(struct kmem_cache *s, struct attr_out *o);
@@ -301,7 +311,7 @@ static const struct slab_attribute slab_attrs[] = {
 	RO(total_objects), RO(slabs), RO(partial), RO(cpu_slabs), RO(ctor), RO(aliases),
 	RO(align), RO(hwcache_align), RO(reclaim_account), RO(destroy_by_rcu), RO(cache_dma),
 	RO(sanity_checks), RO(red_zone), RO(poison), RO(store_user), RO(trace), RO(usersize),
-	RW(shrink), RW(validate),
+	RW(shrink), RW(validate), RO(alloc_calls), RO(free_calls),
 };
 
 static const struct slab_attribute *find_attr(const char *name)
@@ -325,12 +335,14 @@ ssize_t slub_attr_read(struct kmem_cache *s, const char *attr, char *buf, size_t
 {
 	if (!s || !attr || (!buf && len))
 		return -EINVAL;
-	struct attr_out o = { buf, len, 0 };
+	struct attr_out o = { buf, len, 0, 0 };
 	const struct slab_attribute *a = find_attr(attr);
 	if (a)
 		a->show(s, &o);
 	else if (!slab_stat_show(s, attr, buf, len, &o.len))
 		return -ENOENT;
+	if (o.err)
+		return o.err;
 	if (o.len >= len)
 		return -ENOSPC;	/* the text and its terminating NUL did not fit */
 	buf[o.len] = 0;		/* an empty file (ctor, shrink) wrote nothing */

@@ -79,6 +79,27 @@ static inline int check_done(void)
 		}                                                                \
 	} while (0)
 
+/* Does the last counted report contain @text?  Says what it was if not. */
+static inline bool last_report_has(const char *text)
+{
+	char m[SLUB_REPORT_LINE];
+	slub_report_last(m, sizeof(m));
+	if (!strstr(m, text)) {
+		fprintf(stderr, "   expected '%s' in: %s", text, m);
+		return false;
+	}
+	return true;
+}
+
+/* An options line rejected in one report naming @text (options.h's options_parse). */
+#define REJECT(line, text)                                                       \
+	do {                                                                     \
+		unsigned long e_ = slub_errors();                                \
+		CHECK_EQ(options_parse(line, "test", false), 1);                 \
+		CHECK_EQ(slub_errors(), e_ + 1);                                 \
+		CHECK(last_report_has(text));                                    \
+	} while (0)
+
 /* Resident set size in bytes, from /proc/self/statm. */
 static inline long rss_bytes(void)
 {

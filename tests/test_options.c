@@ -23,17 +23,6 @@ static void reset(void)
 	}
 }
 
-static bool last_report_has(const char *text)
-{
-	char m[SLUB_REPORT_LINE];
-	slub_report_last(m, sizeof(m));
-	if (!strstr(m, text)) {
-		fprintf(stderr, "   expected '%s' in: %s", text, m);
-		return false;
-	}
-	return true;
-}
-
 static void valid_values(void)
 {
 	reset();
@@ -56,14 +45,6 @@ static void valid_values(void)
 	CHECK_EQ(slub_errors(), e);
 	reset();
 }
-
-#define REJECT(line, text)                                                       \
-	do {                                                                     \
-		unsigned long e_ = slub_errors();                                \
-		CHECK_EQ(options_parse(line, "test", false), 1);                        \
-		CHECK_EQ(slub_errors(), e_ + 1);                                 \
-		CHECK(last_report_has(text));                                    \
-	} while (0)
 
 static void malformed_values_keep_defaults(void)
 {

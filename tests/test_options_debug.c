@@ -19,17 +19,6 @@
 
 #define FZPU (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER)
 
-static bool last_report_has(const char *text)
-{
-	char m[SLUB_REPORT_LINE];
-	slub_report_last(m, sizeof(m));
-	if (!strstr(m, text)) {
-		fprintf(stderr, "   expected '%s' in: %s", text, m);
-		return false;
-	}
-	return true;
-}
-
 static unsigned int flags_for(const char *name, bool *o)
 {
 	return slub_debug_flags(name, o);
@@ -90,14 +79,6 @@ static void grammar(void)
 	CHECK(!o);
 	take("slub_debug=-");
 }
-
-#define REJECT(line, text)                                                       \
-	do {                                                                     \
-		unsigned long e_ = slub_errors();                                \
-		CHECK_EQ(options_parse(line, "test", false), 1);                 \
-		CHECK_EQ(slub_errors(), e_ + 1);                                 \
-		CHECK(last_report_has(text));                                    \
-	} while (0)
 
 static void malformed(void)
 {
