@@ -79,6 +79,15 @@ static inline int check_done(void)
 		}                                                                \
 	} while (0)
 
+/* Run this thread on @cpu alone; the result of sched_setaffinity(). */
+static inline int pin_to_cpu(int cpu)
+{
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return sched_setaffinity(0, sizeof(one), &one);
+}
+
 /* Does the last counted report contain @text?  Says what it was if not. */
 static inline bool last_report_has(const char *text)
 {

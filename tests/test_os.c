@@ -132,15 +132,13 @@ static void cpus(void)
 	CHECK_EQ(os_check_page_size(), 0);
 
 	/* Pin to each allowed CPU: the rseq read and sched_getcpu agree. */
-	cpu_set_t old, one;
+	cpu_set_t old;
 	CHECK_EQ(sched_getaffinity(0, sizeof(old), &old), 0);
 	int tried = 0;
 	for (int cpu = 0; cpu < CPU_SETSIZE && tried < 4; cpu++) {
 		if (!CPU_ISSET(cpu, &old))
 			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		if (sched_setaffinity(0, sizeof(one), &one))
+		if (pin_to_cpu(cpu))
 			continue;
 		tried++;
 		CHECK_EQ(os_current_cpu(), cpu);
@@ -201,10 +199,7 @@ static int run_no_fence(void)
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		if (!CPU_ISSET(cpu, &old))
 			continue;
-		cpu_set_t one;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		sched_setaffinity(0, sizeof(one), &one);
+		pin_to_cpu(cpu);
 		for (int i = 0; i < 256; i++)
 			q[i] = kmalloc(64, GFP_KERNEL);
 		for (int i = 0; i < 256; i++)

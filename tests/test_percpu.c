@@ -103,10 +103,7 @@ static void caches_on_every_cpu(void)
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		if (!CPU_ISSET(cpu, &old))
 			continue;
-		cpu_set_t one;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		sched_setaffinity(0, sizeof(one), &one);
+		pin_to_cpu(cpu);
 		for (int i = 0; i < 40; i++) {
 			void *p[64];
 			for (int j = 0; j < 64; j++)
