@@ -3,20 +3,22 @@
  * init.c - slub_init_slow(): bring the layers up in order, once.
  */
 #define _GNU_SOURCE
-#include "init.h"
+#include "base/start.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <slub.h>
-#include "decay_thread.h"
-#include "options.h"
-#include "os.h"
-#include "page_alloc.h"
-#include "report.h"
-#include "slab.h"
+#include "page/decay_thread.h"
+#include "base/options.h"
+#include "base/os.h"
+#include "page/page_alloc.h"
+#include "base/report.h"
+#include "slab/slab.h"
+#include "slab/slab_common.h"
 
 int slub_started;
 int slub_unusable;
@@ -200,4 +202,30 @@ void slub_init_slow(void)
 		__atomic_store_n(&slub_started, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&options_lock);
+}
+
+/* Options before start-up; it may start the decay thread, a page-layer agent. */
+int slub_setup(const char *options)
+{
+	int ret = 0;
+	bool start_thread = false;
+	slub_fork_handlers_check();
+	pthread_mutex_lock(&options_lock);
+	if (__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE))
+		ret = -EBUSY;
+	else if (options && options_parse(options, "slub_setup", false))
+		ret = -EINVAL;
+	if (ret != -EBUSY)
+		start_thread = slub_decay_thread_wanted();	/* read under the lock */
+	bool abort_on_error = slub_opt(abort_on_error);
+	pthread_mutex_unlock(&options_lock);
+	if (ret == -EBUSY)
+		slub_warn("slub_setup(\"%s\"): too late, the allocator is running; ignored",
+			  options ? options : "");
+	/* A user's call is a safe place for both. */
+	if (start_thread)
+		slub_decay_thread_start();
+	if (abort_on_error)
+		report_abort_prepare();
+	return ret;
 }

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include <slub.h>
-#include "report.h"
+#include "base/report.h"
 
 static int check_failures;
 static int check_count;

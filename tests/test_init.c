@@ -13,8 +13,8 @@
 
 #include <slub.h>
 #include "check.h"
-#include "init.h"
-#include "page_alloc.h"
+#include "base/start.h"
+#include "page/page_alloc.h"
 
 static int stop;
 

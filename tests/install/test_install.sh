@@ -24,7 +24,7 @@ $(diff <(echo "$declared") <(echo "$exported") || true)"
 
 # libslub-malloc.so: the same API plus the malloc family, glibc's aliases and,
 # on x86-64 with glibc 2.34 or later, __register_atfork (pthread_atfork's,
-# passed on: src/malloc_fork.c).
+# passed on: src/malloc/malloc_fork.c).
 malloc_names="aligned_alloc calloc cfree free free_aligned_sized free_sized mallinfo mallinfo2 malloc malloc_info malloc_stats
 malloc_trim malloc_usable_size mallopt memalign posix_memalign pvalloc realloc reallocarray valloc
 __libc_calloc __libc_free __libc_mallinfo __libc_malloc __libc_mallopt __libc_memalign

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * options.h - the one options table.
+ *
+ * Every tunable of every layer is one line of SLUB_OPTION_LIST: its name on
+ * the "boot line", its type, default, range and a line of help.  Values come
+ * from slub_setup() and then from the SLUB_OPTIONS environment variable, in
+ * the kernel's boot-parameter grammar: space-separated `key` or `key=value`,
+ * values may be double-quoted, `-` and `_` in names are interchangeable.
+ * Later layers add their lines here.
+ */
+#ifndef SLUB_OPTIONS_H
+#define SLUB_OPTIONS_H
+
+#include <limits.h>
+
+#include "base/compiler.h"
+
+enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
+
+#define SLUB_OPTION_STR_MAX 256
+
+/* X(id, name, type, default, min, max, help) */
+#define SLUB_OPTION_LIST(X)                                                   \
+	X(report_file, "slub_report_file", OPT_STRING, 0, 0, 0,              \
+	  "append reports to this file instead of stderr")                    \
+	X(decay_ms, "slub_decay_ms", OPT_INT, 250, 0, 3600000,               \
+	  "free page blocks unused this long (ms) are given back to the OS")  \
+	X(decommit_order, "slub_decommit_order", OPT_INT, 4, 0, 10,          \
+	  "smallest free block (page order) the decay gives back")            \
+	X(dirty_ratio, "slub_dirty_ratio", OPT_INT, 8, 0, 1024,              \
+	  "free pages kept resident: at most the pages in use / N (0: no bound)") \
+	X(decay_thread, "slub_decay_thread", OPT_BOOL, 0, 0, 1,              \
+	  "a thread gives free pages back while the program makes no allocator call") \
+	X(pcp_high, "slub_pcp_high", OPT_INT, 64, 0, 65536,                  \
+	  "most pages a CPU's page lists hold per zone (0: no per-CPU lists)") \
+	X(pcp_batch, "slub_pcp_batch", OPT_INT, 32, 1, 4096,                  \
+	  "pages moved at once between a CPU's page lists and its zone")      \
+	X(slub_min_order, "slub_min_order", OPT_INT, 0, 0, 10,                \
+	  "smallest order of a slab")                                         \
+	X(slub_max_order, "slub_max_order", OPT_INT, 3, 0, 10,                \
+	  "largest order of a slab, unless one object needs more")            \
+	X(slub_min_objects, "slub_min_objects", OPT_INT, 0, 0, 32767,         \
+	  "objects a slab should hold (0: 4 * (fls(CPUs) + 1); 2.6.22 had 8)") \
+	X(slub_cpu_partial, "slub_cpu_partial", OPT_BOOL, 1, 0, 1,            \
+	  "keep a few partial slabs per CPU (CONFIG_SLUB_CPU_PARTIAL)")       \
+	X(slub_rseq, "slub_rseq", OPT_BOOL, 1, 0, 1,                          \
+	  "per-CPU fast paths as rseq sequences when possible (0: cmpxchg16b)") \
+	X(populate_slabs, "slub_populate_slabs", OPT_INT, 4, 0, 1048576,     \
+	  "slabs a cache holds before each new one is populated in one call (0: never)") \
+	X(populate_pages, "slub_populate_pages", OPT_BOOL, 1, 0, 1,           \
+	  "fault in each untouched slab page with a call as the lazy link-up reaches it") \
+	X(malloc_split, "slub_malloc_split", OPT_INT, 16, 0, 1048576,         \
+	  "pages a kmalloc class of malloc holds before finer classes split it (0: at once)") \
+	X(thp_mb, "slub_thp_mb", OPT_INT, 16, 0, 1048576,                     \
+	  "large blocks of this many MiB or more ask for transparent huge pages (0: none)") \
+	X(slub_merge, "slub_merge", OPT_BOOL, 1, 0, 1,                         \
+	  "merge caches of compatible size and flags, as the kernel (slub_nomerge: 0)") \
+	X(slub_debug, "slub_debug", OPT_STRING, 0, 0, 0,                      \
+	  "debug flags [FZPUTO-] for every cache, or per list: P,kmalloc-*;U,dentry (bare: FZPU)") \
+	X(exit_stats, "slub_exit_stats", OPT_STRING, 0, 0, 0,                 \
+	  "at exit, append a table of the caches to this file (- : stderr)")  \
+	X(exit_stats_pid, "slub_exit_stats_pid", OPT_INT, 0, 0, INT_MAX,       \
+	  "only the process with this pid writes the slub_exit_stats table (0: every one)") \
+	X(abort_on_error, "slub_abort_on_error", OPT_BOOL, 0, 0, 1,           \
+	  "after an error report, print the stack and abort() (warnings never stop)")
+
+enum slub_option_id {
+#define X(id, name, type, def, min, max, help) OPT_##id,
+	SLUB_OPTION_LIST(X)
+#undef X
+	NR_SLUB_OPTIONS
+};
+
+struct slub_option {
+	const char *name;
+	enum slub_opt_type type;
+	long def, min, max;
+	const char *help;
+	long value;			/* OPT_BOOL, OPT_INT */
+	/*
+	 * OPT_STRING: a buffer of SLUB_OPTION_STR_MAX bytes in bss (others: 1
+	 * byte), not in the table: inline buffers made the table 4.4 KiB of
+	 * .data, a page more copied on write in every process.
+	 */
+	char *str;
+};
+
+extern __hidden struct slub_option slub_options[NR_SLUB_OPTIONS];
+
+#define slub_opt(id)     (slub_options[OPT_##id].value)
+#define slub_opt_str(id) (slub_options[OPT_##id].str)
+
+/* Parse a boot line into the table; returns the number of rejected options. */
+__hidden int options_parse(const char *line, const char *origin, bool quiet);
+
+/*
+ * Whether this process writes the slub_exit_stats table: asked at exit,
+ * since a forked child inherits the parent's options but not its pid.
+ */
+__hidden bool options_exit_stats_here(void);
+
+/* Held while options change: slub_setup() and start-up. */
+#include <pthread.h>
+extern __hidden pthread_mutex_t options_lock;
+
+/*
+ * slub_debug (options_debug.c): NULL if @value follows the grammar, else
+ * why not (maybe formatted into @buf); and the debug flags the option gives
+ * the cache @name, and whether its 'O' asks to drop them where they would
+ * raise the cache's slab order.
+ */
+__hidden const char *slub_debug_check(const char *value, char *buf, size_t n);
+__hidden unsigned int slub_debug_flags(const char *name, bool *higher_order_off);
+
+#endif

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+/*
+ * report.c - format into a stack buffer, write(2) once, count the event;
+ * with slub_abort_on_error, stop the program after an event (not a warning).
+ */
+#define _GNU_SOURCE
+#include "base/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <slub.h>
+#include "base/options.h"
+#include "base/os.h"
+
+static int report_fd = STDERR_FILENO;
+static unsigned long report_events;
+
+/* The last event's text, for tests; a seqlock-free best effort copy. */
+static char last_event[SLUB_REPORT_LINE];
+static int last_event_lock;
+
+void report_init(void)
+{
+	const char *path = slub_opt_str(report_file);
+	if (!path || !*path)
+		return;
+	int cancel = os_cancel_off();
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	os_cancel_restore(cancel);
+	if (fd < 0) {
+		slub_warn("cannot open slub_report_file=%s (%s); reporting to stderr",
+			  path, strerror(errno));
+		return;
+	}
+	WRITE_ONCE(report_fd, fd);
+}
+
+/* A failed write (fd closed, EPIPE, ENOSPC) drops the rest of the report. */
+void report_write(int fd, const char *buf, size_t len)
+{
+	int cancel = os_cancel_off();
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;	/* cancellation must still be restored */
+		buf += n;
+		len -= (size_t)n;
+	}
+	os_cancel_restore(cancel);
+}
+
+enum report_kind { REPORT_CONT, REPORT_EVENT, REPORT_WARNING };
+
+static void vreport(enum report_kind kind, const char *fmt, va_list ap)
+{
+	char buf[SLUB_REPORT_LINE];
+	bool count = kind != REPORT_CONT;
+	int saved_errno = errno;	/* reports must not disturb errno */
+	/* Events carry the library's name: a preloaded program has others. */
+	int pre = count ? snprintf(buf, sizeof(buf), "slub: ") : 0;
+	int n = vsnprintf(buf + pre, sizeof(buf) - 1 - (size_t)pre, fmt, ap);
+	if (n < 0)
+		n = 0;
+	n += pre;
+	if ((size_t)n > sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	if (n == 0 || buf[n - 1] != '\n')
+		buf[n++] = '\n';
+	buf[n] = 0;
+	if (count) {
+		__atomic_add_fetch(&report_events, 1, __ATOMIC_RELAXED);
+		if (!__atomic_exchange_n(&last_event_lock, 1, __ATOMIC_ACQUIRE)) {
+			memcpy(last_event, buf, (size_t)n + 1);
+			__atomic_store_n(&last_event_lock, 0, __ATOMIC_RELEASE);
+		}
+	}
+	int fd = READ_ONCE(report_fd);
+	report_write(fd, buf, (size_t)n);
+	if (kind == REPORT_EVENT && READ_ONCE(slub_opt(abort_on_error)))
+		report_abort(fd);
+	errno = saved_errno;
+}
+
+void slub_vreport(bool count, const char *fmt, va_list ap)
+{
+	vreport(count ? REPORT_EVENT : REPORT_CONT, fmt, ap);
+}
+
+#define REPORT_FN(name, kind)				\
+	void name(const char *fmt, ...)			\
+	{						\
+		va_list ap;				\
+		va_start(ap, fmt);			\
+		vreport(kind, fmt, ap);			\
+		va_end(ap);				\
+	}
+REPORT_FN(slub_report, REPORT_EVENT)
+REPORT_FN(slub_report_cont, REPORT_CONT)
+REPORT_FN(slub_warn, REPORT_WARNING)
+
+#define RATELIMIT_INTERVAL_MS 5000
+#define RATELIMIT_BURST 10
+
+bool slub_ratelimit(struct slub_ratelimit *rs)
+{
+	uint64_t now = os_now_ms();
+	uint64_t start = __atomic_load_n(&rs->window_start_ms, __ATOMIC_RELAXED);
+	if (now - start >= RATELIMIT_INTERVAL_MS &&
+	    __atomic_compare_exchange_n(&rs->window_start_ms, &start, now, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		__atomic_store_n(&rs->printed, 0, __ATOMIC_RELAXED);
+	return __atomic_fetch_add(&rs->printed, 1, __ATOMIC_RELAXED) < RATELIMIT_BURST;
+}
+
+void slub_report_last(char *buf, size_t size)
+{
+	if (!size)
+		return;
+	while (__atomic_exchange_n(&last_event_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();	/* test hook only; writers never wait */
+	snprintf(buf, size, "%s", last_event);
+	__atomic_store_n(&last_event_lock, 0, __ATOMIC_RELEASE);
+}
+
+unsigned long slub_errors(void)
+{
+	return __atomic_load_n(&report_events, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.h - the one report sink.
+ *
+ * Every message the allocator prints goes through here: formatted into a
+ * stack buffer, written with one write(2) to stderr or to the file named by
+ * `slub_report_file=`.  It never allocates and takes no allocator lock, so it
+ * is safe from any path, including inside malloc and with zone locks held.
+ * Each slub_report() is one event for slub_errors(); slub_report_cont()
+ * adds detail lines to the event before it without counting.
+ */
+#ifndef SLUB_REPORT_H
+#define SLUB_REPORT_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include "base/compiler.h"
+
+#define SLUB_REPORT_LINE 512
+
+__hidden void slub_report(const char *fmt, ...) __printf(1, 2);
+__hidden void slub_report_cont(const char *fmt, ...) __printf(1, 2);
+/*
+ * A warning: an event like slub_report(), but one the program is told of
+ * otherwise (an allocation that fails returns NULL) or that concerns the
+ * set-up (an option, a file), so slub_abort_on_error never stops on it.
+ */
+__hidden void slub_warn(const char *fmt, ...) __printf(1, 2);
+__hidden void slub_vreport(bool count, const char *fmt, va_list ap);
+
+/*
+ * The kernel's rate limit for warnings: at most 10 per 5 seconds per
+ * state.  Lock-free (approximate under races, which is all it needs to be).
+ */
+struct slub_ratelimit {
+	uint64_t window_start_ms;
+	unsigned int printed;
+};
+__hidden bool slub_ratelimit(struct slub_ratelimit *rs);
+
+/* write(2) all of @buf to @fd, retrying, not a cancellation point. */
+__hidden void report_write(int fd, const char *buf, size_t len);
+
+/* Open the file named by the slub_report_file option, if any. */
+__hidden void report_init(void);
+
+/*
+ * slub_abort_on_error: ready the unwinder (it may allocate; call it only
+ * outside the allocator), and, after an event, write the stack to @fd and
+ * abort() without running the program's SIGABRT handler (report_abort.c).
+ */
+__hidden void report_abort_prepare(void);
+__hidden _Noreturn void report_abort(int fd);
+
+/* Test hook: copy the text of the last counted event into @buf. */
+__hidden void slub_report_last(char *buf, size_t size);
+
+#endif

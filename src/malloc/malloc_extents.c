@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: MIT
+/*
+ * malloc_extents.c - malloc's blocks above 8 KiB: page extents of exactly
+ * the pages asked for (alloc_pages_extent), the first descriptor marked
+ * PG_extent with the page count, found from the pointer through the memory
+ * map.  Up to 4 MiB they are runs of buddy blocks; above, mappings of
+ * their own, which realloc resizes in place and which a small cache of
+ * recently freed ones saves from being unmapped and faulted in again when
+ * a program frees a big buffer and asks for big buffers again.
+ */
+#define _GNU_SOURCE
+#include "malloc/malloc_extents.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "page/decay_thread.h"
+#include "base/start.h"
+#include "base/options.h"
+#include "page/page_alloc.h"
+
+/*
+ * The cache: a few freed mappings, 128 MiB at most, each in a slot taken
+ * and filled with atomic exchanges (no lock, so nothing for fork() to worry
+ * about).  A later block is cut from the one that fits best, its pages
+ * moved, not faulted in again: sort frees its 64 MiB buffer and asks for
+ * three of 21 MiB.  The cache never raises the peak: whenever the process
+ * takes fresh pages from the page allocator, the cache gives back as many
+ * first (slub_malloc_pages_taken).  An entry older than slub_decay_ms is
+ * unmapped at the next page-level call, as the page allocator's decay gives
+ * back buddy pages, or by the decay thread when the program sleeps.
+ */
+#define EXTENT_CACHE_SLOTS 4
+#define EXTENT_CACHE_MAX_PAGES (128UL << (20 - PAGE_SHIFT))	/* all entries together */
+
+static struct page *extent_cache[EXTENT_CACHE_SLOTS];
+static uint64_t extent_cache_when[EXTENT_CACHE_SLOTS];
+/* Each slot's pages when it was filled: a hint (its entry may be gone since). */
+static unsigned long extent_cache_pages[EXTENT_CACHE_SLOTS];
+
+static unsigned long pages_for(size_t size)
+{
+	return (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
+}
+
+static void extent_release(struct page *page)
+{
+	free_pages_extent(page, page->nr_extent_pages);
+}
+
+/*
+ * Give a freed buddy extent back to the OS at once?  As glibc unmaps a
+ * chunk above its mmap threshold, and raises the threshold to that chunk's
+ * size: a buffer used once (git pack-objects' 4 MiB) does not stay resident
+ * for the decay, while blocks of a size freed before are kept, since a
+ * program that frees one such block will likely ask for another (no page
+ * faults).  Mappings go to the cache instead, which gives them back before
+ * the process takes fresh pages, so they cost no peak.
+ */
+#define RELEASE_MIN_PAGES ((128UL << 10) >> PAGE_SHIFT)	/* glibc's first threshold */
+#define RELEASE_MAX_PAGES (32UL << (20 - PAGE_SHIFT))	/* and its highest */
+static unsigned long release_threshold = RELEASE_MIN_PAGES;
+
+/*
+ * calloc of a buddy extent of a size release_now() would give back: the
+ * kernel's zero pages (one madvise), as glibc's calloc gets from a fresh
+ * mapping above its threshold, not a memset.  A free block is dirty as a
+ * whole once any part of it was (buddies merge), so a memset would make
+ * every page resident, and a program rarely touches all of a big table it
+ * callocs (git status: 512 KiB of hash table, 128 page faults and 512 KiB
+ * of RSS that glibc never spends).  Sizes freed before stay memset, as in
+ * glibc once its threshold rose: a buffer callocked again and again is
+ * used whole, and refaulting it would cost more than clearing it.
+ */
+static bool release_now_would(unsigned long nr)
+{
+	return nr >= __atomic_load_n(&release_threshold, __ATOMIC_RELAXED);
+}
+
+static bool release_now(unsigned long nr)
+{
+	if (!release_now_would(nr))
+		return false;
+	if (nr < RELEASE_MAX_PAGES)
+		atomic_max_ulong(&release_threshold, nr + 1);
+	return true;
+}
+
+/* Count @page in or out of the idle figures (the cache's own, and the stats'). */
+static void idle_account(struct page *page, long sign)
+{
+	unsigned long nr = page->nr_extent_pages * (unsigned long)sign;
+	__atomic_add_fetch(&page_alloc_stats.idle_extents, (unsigned long)sign, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&page_alloc_stats.idle_extent_pages, nr, __ATOMIC_RELAXED);
+}
+
+/* Empty slot @i: its mapping, no longer counted idle, or NULL. */
+static struct page *extent_cache_slot_take(int i)
+{
+	if (!READ_ONCE(extent_cache[i]))
+		return NULL;
+	struct page *page = __atomic_exchange_n(&extent_cache[i], NULL, __ATOMIC_ACQ_REL);
+	if (page)
+		idle_account(page, -1);
+	return page;
+}
+
+static void extent_cache_expire(uint64_t now)
+{
+	uint64_t decay = (uint64_t)slub_opt(decay_ms);
+	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
+		if (now < READ_ONCE(extent_cache_when[i]) + decay)
+			continue;
+		struct page *page = extent_cache_slot_take(i);
+		if (page)
+			extent_release(page);
+	}
+}
+
+static bool extent_cache_put(struct page *page, uint64_t when)
+{
+	unsigned long nr = page->nr_extent_pages;
+	/*
+	 * Not under a limit on address space (ulimit -v): what the cache
+	 * holds counts there, and giving back memory gives back none of it.
+	 */
+	if (!memmap_in_large_region(page) ||
+	    READ_ONCE(page_alloc_stats.idle_extent_pages) + nr > EXTENT_CACHE_MAX_PAGES ||
+	    os_address_space_limited())
+		return false;	/* racing puts may pass this together: a bound, not a limit */
+	idle_account(page, 1);	/* before it is visible: whoever takes it un-counts it */
+	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
+		struct page *empty = NULL;
+		if (__atomic_compare_exchange_n(&extent_cache[i], &empty, page, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			/* An expiry that sees the old time only unmaps it early. */
+			WRITE_ONCE(extent_cache_when[i], when);
+			WRITE_ONCE(extent_cache_pages[i], nr);
+			return true;
+		}
+	}
+	idle_account(page, -1);
+	return false;
+}
+
+/* Back into the cache, or unmapped if it no longer fits there. */
+static void extent_cache_return(struct page *page, uint64_t when)
+{
+	if (!extent_cache_put(page, when))
+		extent_release(page);
+}
+
+/*
+ * The slot to serve @nr pages from: the smallest entry that holds them,
+ * else the largest (grown).  -1: none.
+ */
+static int extent_cache_pick(unsigned long nr)
+{
+	int fit = -1, largest = -1;
+	unsigned long fit_nr = 0, largest_nr = 0;
+	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
+		if (!READ_ONCE(extent_cache[i]))
+			continue;
+		unsigned long n = READ_ONCE(extent_cache_pages[i]);
+		if (n >= nr && (fit < 0 || n < fit_nr))
+			fit = i, fit_nr = n;
+		if (largest < 0 || n > largest_nr)
+			largest = i, largest_nr = n;
+	}
+	return fit >= 0 ? fit : largest;
+}
+
+/*
+ * A cached mapping made @nr pages long, or NULL; *@dirty: how many of its
+ * first pages were written before (what grows it comes zero).  A bigger
+ * one keeps its head for the block and its tail moves on, cached, when that
+ * is still a mapping's size; else it shrinks.  A smaller one grows in
+ * place, or moves to a bigger mapping.
+ */
+static struct page *extent_cache_take(unsigned long nr, unsigned long *dirty)
+{
+	struct page *page = NULL;
+	uint64_t when = 0;
+	/* Another thread may take the slot picked first: pick again. */
+	for (int tries = 0; !page && tries < EXTENT_CACHE_SLOTS; tries++) {
+		int i = extent_cache_pick(nr);
+		if (i < 0)
+			return NULL;
+		when = READ_ONCE(extent_cache_when[i]);
+		page = extent_cache_slot_take(i);
+	}
+	if (!page)
+		return NULL;
+	unsigned long have = page->nr_extent_pages;
+	*dirty = have < nr ? have : nr;
+	if (have > nr + MAX_ORDER_NR_PAGES) {
+		struct page *rest = split_pages_extent(page, have, have - nr);
+		if (rest) {
+			rest->nr_extent_pages = have - nr;
+			extent_cache_return(rest, when);
+			page->nr_extent_pages = nr;
+			return page;
+		}
+	}
+	if (have < nr)
+		slub_malloc_pages_taken(nr - have);	/* the rest of the cache pays for growing */
+	if (resize_pages_extent(page, have, nr)) {
+		page->nr_extent_pages = nr;
+		return page;
+	}
+	struct page *moved = have < nr ? remap_pages_extent(page, have, nr) : NULL;
+	if (moved) {
+		moved->nr_extent_pages = nr;
+		return moved;
+	}
+	extent_release(page);
+	return NULL;
+}
+
+/*
+ * The page allocator's call while the cache holds mappings: age them, and
+ * give back at least @fresh resident pages, as many as the program is about
+ * to make resident elsewhere, so that the cache never adds to the peak.
+ * Resident ones, counted (mincore), not pages: a buffer used in part keeps
+ * its used head resident, and cutting its untouched tail gives back nothing.
+ * No more than that: more would be faulted in again by the next big block.
+ */
+void slub_malloc_pages_taken(unsigned long fresh)
+{
+	int saved_errno = errno;
+	extent_cache_expire(os_now_ms());
+	for (int i = 0; i < EXTENT_CACHE_SLOTS && fresh; i++) {
+		uint64_t when = READ_ONCE(extent_cache_when[i]);
+		struct page *page = extent_cache_slot_take(i);
+		if (!page)
+			continue;
+		unsigned long have = page->nr_extent_pages, found;
+		unsigned long cut = os_resident_cut(memmap_page_address(page), have, fresh, &found);
+		if (cut > MAX_ORDER_NR_PAGES && resize_pages_extent(page, have, cut)) {
+			page->nr_extent_pages = cut;
+			extent_cache_return(page, when);
+			break;
+		}
+		extent_release(page);	/* all of it: at least @found resident pages */
+		fresh = fresh > found ? fresh - found : 0;
+	}
+	errno = saved_errno;
+}
+
+/* The decay thread's look: cached mappings age out while the program sleeps too. */
+bool slub_malloc_idle_tick(uint64_t now_ms)
+{
+	if (READ_ONCE(page_alloc_stats.idle_extents))
+		extent_cache_expire(now_ms);
+	return READ_ONCE(page_alloc_stats.idle_extents) != 0;
+}
+
+void extent_cache_drain(void)
+{
+	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
+		struct page *page = extent_cache_slot_take(i);
+		if (page)
+			extent_release(page);
+	}
+}
+
+void *extent_alloc(size_t size, size_t align, gfp_t gfp)
+{
+	if (unlikely(size > PTRDIFF_MAX - PAGE_SIZE)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	unsigned long nr = pages_for(size);
+	struct page *page = NULL;
+	/* Every extent call ages the cache: it holds memory nobody uses. */
+	if (READ_ONCE(page_alloc_stats.idle_extents))
+		extent_cache_expire(os_now_ms());
+	if (nr > MAX_ORDER_NR_PAGES && align <= PAGE_SIZE && READ_ONCE(page_alloc_stats.idle_extents)) {
+		unsigned long dirty = 0;
+		page = extent_cache_take(nr, &dirty);
+		/*
+		 * Reused pages may be dirty (what grew them, and fresh ones
+		 * below, come zeroed): a calloc gets the kernel's zero pages,
+		 * as from a fresh mapping, not a memset that would make pages
+		 * resident that the old block never touched.
+		 */
+		if (page && (gfp & __GFP_ZERO)) {
+			void *addr = memmap_page_address(page);
+			if (os_decommit(addr, dirty << PAGE_SHIFT))
+				memset(addr, 0, dirty << PAGE_SHIFT);
+		}
+	}
+	bool zero_by_decommit = false;
+	if (!page) {
+		zero_by_decommit = (gfp & __GFP_ZERO) && nr <= MAX_ORDER_NR_PAGES && release_now_would(nr);
+		page = alloc_pages_extent(zero_by_decommit ? gfp & ~__GFP_ZERO : gfp, nr, align);
+	}
+	if (!page) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (zero_by_decommit) {
+		void *addr = memmap_page_address(page);
+		if (os_decommit(addr, nr << PAGE_SHIFT))
+			memset(addr, 0, nr << PAGE_SHIFT);
+	}
+	page->nr_extent_pages = nr;
+	__atomic_or_fetch(&page->flags, PG_extent, __ATOMIC_RELEASE);
+	return memmap_page_address(page);
+}
+
+/*
+ * The extent that starts at @p, or NULL; *@nr: its pages.  A large
+ * region's descriptors may be unmapped by a racing free of the same block
+ * (a program's double free), so they are only read under memmap_lock,
+ * the page count too.  @claim: take the extent for freeing (clear
+ * PG_extent); of two racing frees one wins.
+ */
+static struct page *extent_of(const void *p, bool claim, unsigned long *nr)
+{
+	if (!p || ((uintptr_t)p & (PAGE_SIZE - 1)))
+		return NULL;
+	bool large;
+	struct page *page = memmap_virt_to_page_locked(p, &large);
+	uint32_t flags = page ? page_flags(page) : 0;
+	if (!(flags & PG_extent))
+		page = NULL;
+	else if (claim && !__atomic_compare_exchange_n(&page->flags, &flags, flags & ~PG_extent,
+						       false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		page = NULL;
+	if (page)
+		*nr = page->nr_extent_pages;
+	if (large)
+		memmap_unlock();
+	return page;
+}
+
+bool extent_free(void *p)
+{
+	unsigned long nr;
+	struct page *page = extent_of(p, true, &nr);
+	if (!page)
+		return false;
+	uint64_t now = os_now_ms();
+	bool release = release_now(nr);	/* raises the threshold, as glibc's */
+	if (memmap_in_large_region(page))
+		extent_cache_return(page, now);	/* whatever its size: the cache costs no peak */
+	else if (release)
+		release_pages_extent(page, nr);
+	else
+		extent_release(page);
+	extent_cache_expire(now);
+	return true;
+}
+
+size_t extent_usable_size(const void *p)
+{
+	unsigned long nr;
+	struct page *page = extent_of(p, false, &nr);
+	return page ? nr << PAGE_SHIFT : 0;
+}
+
+void *extent_resize(void *p, size_t size)
+{
+	if (size > PTRDIFF_MAX - PAGE_SIZE)
+		return NULL;
+	unsigned long have;
+	struct page *page = extent_of(p, false, &have);
+	unsigned long nr = pages_for(size);
+	if (!page)
+		return NULL;
+	/* A racing free of @p is the caller's bug: the resizes judge @have under the lock. */
+	if (nr > have && READ_ONCE(page_alloc_stats.idle_extents))
+		slub_malloc_pages_taken(nr - have);
+	if (!resize_pages_extent(page, have, nr)) {
+		/* A mapping of its own that outgrew its slots moves its pages, not its bytes. */
+		if (nr <= MAX_ORDER_NR_PAGES || !(page = remap_pages_extent(page, have, nr)))
+			return NULL;
+	}
+	page->nr_extent_pages = nr;
+	return memmap_page_address(page);
+}

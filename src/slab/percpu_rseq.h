@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * percpu_rseq.h - restartable sequences for the per-CPU freelists (x86-64).
+ *
+ * A critical section reads this thread's CPU from glibc's rseq area,
+ * checks the CPU's slot and commits with one plain store.  If the thread
+ * is preempted, migrated or signalled before the commit, the kernel moves
+ * it to the abort handler, which starts over.  So a pop or push is atomic
+ * with respect to every other thread on that CPU without a locked
+ * instruction; no other CPU touches the slot's freelist except a lock
+ * holder who first marked the slot (odd tid) and made sure no section on
+ * that CPU can still commit (see slot_retire() in slub.c).
+ *
+ * The descriptors live in section __rseq_cs; each abort handler is
+ * preceded by the signature glibc registered (RSEQ_SIG, 0x53053053),
+ * packed into a ud1 instruction so the bytes also disassemble cleanly.
+ *
+ * Unsupported: allocating or freeing in the child of vfork() (or of
+ * clone(CLONE_VM) without CLONE_THREAD) while the parent has other threads.
+ * Such a child runs on its parent thread's TLS, so it reads that thread's
+ * rseq area, but the kernel registers no rseq for a CLONE_VM child: the
+ * area keeps the parent's cpu_id, stale, and nothing aborts the child's
+ * sections, which then race the parent's other threads on that CPU's
+ * slots.  POSIX leaves anything but _exit() and the exec functions
+ * undefined there.  Not detected: the fast paths have nothing to tell
+ * such a child from its parent thread by short of a system call (getpid)
+ * on every operation.
+ */
+#ifndef SLUB_PERCPU_RSEQ_H
+#define SLUB_PERCPU_RSEQ_H
+
+#include "base/compiler.h"
+#include "base/percpu.h"
+
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#define SLUB_HAVE_RSEQ_ASM 1
+
+#define RSEQ_CS_DESCRIPTOR(start, post, abort)                                   \
+	".pushsection __rseq_cs, \"aw\"\n\t"                                     \
+	".balign 32\n\t"                                                         \
+	"9:\n\t"                                                                 \
+	".long 0x0, 0x0\n\t"                                                     \
+	".quad " #start "f, (" #post "f - " #start "f), " #abort "f\n\t"         \
+	".popsection\n\t"
+
+/*
+ * Every access to the rseq area goes through %fs with the area's offset
+ * from the thread pointer in a register (@abi): struct rseq has cpu_id at
+ * 4 and rseq_cs at 8.  Entering stores the descriptor's address there.
+ */
+#define RSEQ_ENTER(abi, tmp)                                                     \
+	"0:\n\t"                                                                 \
+	"leaq 9b(%%rip), %" tmp "\n\t"                                           \
+	"movq %" tmp ", %%fs:8(%" abi ")\n\t"
+
+#define RSEQ_ABORT_RESTART                                                       \
+	".pushsection __rseq_failure, \"ax\"\n\t"                                \
+	".byte 0x0f, 0xb9, 0x3d\n\t"                                             \
+	".long 0x53053053\n\t"                                                   \
+	"4:\n\t"                                                                 \
+	"jmp 0b\n\t"                                                             \
+	".popsection\n\t"
+
+/* The slot of this CPU: slots + (cpu << PCPU_UNIT_SHIFT), or jump to @out if cpu_id is not usable. */
+#define RSEQ_SLOT(abi, slots, nr, c, out)                                        \
+	"movl %%fs:4(%" abi "), %k" c "\n\t"                                     \
+	"cmpq %" nr ", %" c "\n\t"                                               \
+	"jae %l[" out "]\n\t"                                                    \
+	"shlq $" PCPU_STR(PCPU_UNIT_SHIFT) ", %" c "\n\t"                          \
+	"addq %" slots ", %" c "\n\t"
+
+/*
+ * Pop the first object of this CPU's freelist, or NULL: slot marked,
+ * freelist empty, or no usable CPU number.  Not an asm goto: compilers
+ * disagree on what asm goto outputs hold on the jump edges, so every way
+ * out leaves the answer in @obj.
+ */
+static __attribute__((always_inline)) inline void *
+rseq_freelist_pop(intptr_t abi, void *slots, unsigned long nr, unsigned long fp_offset)
+{
+	void *obj;
+	unsigned long c, next;
+	__asm__ __volatile__(
+		RSEQ_CS_DESCRIPTOR(1, 2, 4)
+		RSEQ_ENTER("[abi]", "[c]")
+		"1:\n\t"
+		"xorl %k[obj], %k[obj]\n\t"
+		"movl %%fs:4(%[abi]), %k[c]\n\t"
+		"cmpq %[nr], %[c]\n\t"
+		"jae 2f\n\t"
+		"shlq $" PCPU_STR(PCPU_UNIT_SHIFT) ", %[c]\n\t"
+		"addq %[slots], %[c]\n\t"
+		"testb $1, 8(%[c])\n\t"
+		"jnz 2f\n\t"
+		"movq (%[c]), %[obj]\n\t"
+		"testq %[obj], %[obj]\n\t"
+		"jz 2f\n\t"
+		"movq (%[obj], %[off]), %[next]\n\t"
+		"movq %[next], (%[c])\n\t"		/* commit */
+		"2:\n\t"
+		RSEQ_ABORT_RESTART
+		: [obj] "=&r"(obj), [c] "=&r"(c), [next] "=&r"(next)
+		: [abi] "r"(abi), [slots] "r"(slots), [nr] "r"(nr), [off] "r"(fp_offset)
+		: "memory", "cc");
+	return obj;
+}
+
+enum rseq_push_result { RSEQ_PUSHED, RSEQ_NOT_CPU_SLAB, RSEQ_DOUBLE_FREE };
+
+/*
+ * Push @obj on this CPU's freelist if @slab is the CPU's slab.  A double
+ * free is seen when @obj is already the first free object.  The outputs of
+ * this asm goto are scratch registers only, never read; "volatile" is
+ * spelled out because GCC 12 deleted an asm goto whose outputs were unused.
+ */
+static __attribute__((always_inline)) inline enum rseq_push_result
+rseq_freelist_push(intptr_t abi, void *slots, unsigned long nr, unsigned long fp_offset,
+		   void *slab, void *obj)
+{
+	unsigned long c, head;
+	__asm__ __volatile__ goto(
+		RSEQ_CS_DESCRIPTOR(1, 2, 4)
+		RSEQ_ENTER("[abi]", "[c]")
+		"1:\n\t"
+		RSEQ_SLOT("[abi]", "[slots]", "[nr]", "[c]", "other")
+		"testb $1, 8(%[c])\n\t"
+		"jnz %l[other]\n\t"
+		"cmpq %[slab], 16(%[c])\n\t"
+		"jne %l[other]\n\t"
+		"movq (%[c]), %[head]\n\t"
+		"cmpq %[head], %[obj]\n\t"
+		"je %l[twice]\n\t"
+		"movq %[head], (%[obj], %[off])\n\t"
+		"movq %[obj], (%[c])\n\t"		/* commit */
+		"2:\n\t"
+		RSEQ_ABORT_RESTART
+		: [c] "=&r"(c), [head] "=&r"(head)
+		: [abi] "r"(abi), [slots] "r"(slots), [nr] "r"(nr), [off] "r"(fp_offset),
+		  [slab] "r"(slab), [obj] "r"(obj)
+		: "memory", "cc"
+		: other, twice);
+	return RSEQ_PUSHED;
+other:
+	return RSEQ_NOT_CPU_SLAB;
+twice:
+	return RSEQ_DOUBLE_FREE;
+}
+
+/*
+ * Mark the slot of @cpu (set the tid's low bit) if this thread runs on
+ * @cpu, as one critical section: any section of another thread on @cpu
+ * that began before was preempted by us and will restart, and sees the
+ * mark.  Returns 0 if we are not on @cpu.
+ */
+static inline int rseq_slot_mark(intptr_t abi, unsigned long *tid, unsigned int cpu)
+{
+	unsigned long tmp;
+	__asm__ __volatile__ goto(
+		RSEQ_CS_DESCRIPTOR(1, 2, 4)
+		RSEQ_ENTER("[abi]", "[tmp]")
+		"1:\n\t"
+		"cmpl %%fs:4(%[abi]), %[cpu]\n\t"
+		"jne %l[elsewhere]\n\t"
+		"movq (%[tid]), %[tmp]\n\t"
+		"orq $1, %[tmp]\n\t"
+		"movq %[tmp], (%[tid])\n\t"		/* commit */
+		"2:\n\t"
+		RSEQ_ABORT_RESTART
+		: [tmp] "=&r"(tmp)
+		: [abi] "r"(abi), [tid] "r"(tid), [cpu] "r"(cpu)
+		: "memory", "cc"
+		: elsewhere);
+	return 1;
+elsewhere:
+	return 0;
+}
+
+#else
+#define SLUB_HAVE_RSEQ_ASM 0
+#endif
+
+#endif

@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slab.h - the SLUB engine's types and its inline fast paths.
+ *
+ * Glossary
+ *   slab        2^order pages (order 1 at least) of objects of one cache;
+ *               its metadata (cache, freelist, inuse, objects, frozen) is
+ *               in its first two page descriptors, read as a struct slab.
+ *   cpu slab    the one slab a CPU allocates from (frozen: on no list).
+ *   freelist    free objects linked through the word at s->offset.  A cpu
+ *               slab has two: the CPU's lockless one (c->freelist) and the
+ *               slab's own (slab->freelist), where remote frees land.
+ *   partial     a slab with free objects that no CPU allocates from: on its
+ *               node's partial list, or on a CPU's partial list.
+ *   full        no free objects and not a cpu slab: on no list at all.
+ *   built       a new slab links only the objects whose free pointers are
+ *               in its first page; the rest are free but unlinked until the freelist
+ *               runs dry, then linked a page at a time.  Pages nobody
+ *               allocated from are never written, so never resident: a
+ *               32 KiB slab with one object in use costs a page, not eight.
+ *               A slab has free objects iff freelist || built < objects,
+ *               and inuse = built - (objects on slab->freelist).
+ *
+ * Lock order (numbered; a lock is only taken while holding lower numbers)
+ *   0. kmalloc_dma_lock   making a dma-kmalloc cache on first use
+ *   1. slab_caches_lock   the cache list, create/destroy/shrink
+ *   2. c->lock            one CPU's slot: its cpu slab and cpu partial list
+ *   3. n->list_lock       the node's partial list and nr_partial
+ *   4. (page allocator: pcp lock, zone lock, region lock)
+ * slab->freelist+counters change only by a 16-byte compare-and-swap.
+ * While the process has one thread, slub.c's slow paths skip locks 2-3 and
+ * the CAS (plain compare and store): see slab_lock() there.
+ *
+ * Why a tid and a double-width CAS (and what differs from the kernel)
+ *   The kernel's fast path relies on running on the CPU whose slot it
+ *   touches.  A thread here can be migrated between reading its CPU number
+ *   and committing, and two threads can share a CPU's slot, so the
+ *   (freelist, tid) pair is always changed with a locked cmpxchg16b: a
+ *   commit against a slot that changed under it fails and retries.
+ *   The slow path (and a thread flushing another CPU's slot) takes c->lock
+ *   and first *retires* the slot: (freelist, tid) -> (NULL, tid | 1).  An
+ *   odd tid sends every fast path to the slow path, so while the lock
+ *   holder swaps c->slab no lockless push or pop can land; it then
+ *   *publishes* (freelist', tid + 1), even again.  Fast operations add 2.
+ *
+ * Why rseq when it can be had (slub_percpu_rseq)
+ *   Two locked cmpxchg16b per alloc+free pair cost more than a whole
+ *   malloc/free pair of tcmalloc.  With glibc's rseq area and membarrier
+ *   the pop and push are restartable sequences (percpu_rseq.h) that commit
+ *   with a plain store; the tid is then only the mark.  A lock holder marks
+ *   its own CPU's slot inside a sequence, or marks any slot and then runs
+ *   membarrier(RSEQ) on that CPU, which restarts every sequence there.
+ *   Without rseq (valgrind, glibc.pthread.rseq=0, slub_rseq=0, TSan
+ *   builds) the tid + cmpxchg16b protocol above is used, process-wide.
+ */
+#ifndef SLUB_SLAB_H
+#define SLUB_SLAB_H
+
+#include <pthread.h>
+
+#include <slub.h>
+#include "base/compiler.h"
+#include "base/list.h"
+#include "page/memmap.h"
+#include "base/os.h"
+#include "slab/percpu_rseq.h"
+#include "slab/slab_stat.h"
+
+#define MAX_OBJS_PER_PAGE 32767		/* slab->inuse is 15 bits */
+#define SLAB_MIN_ORDER 1		/* struct slab needs the first tail's descriptor */
+#define MIN_PARTIAL 5
+#define MAX_PARTIAL 10
+#define CACHE_LINE_SIZE 64
+#define ARCH_SLAB_MINALIGN 8
+#define SLUB_NAME_MAX 64
+#define SLUB_ID_MAX 24		/* ":dDaFA-" and the size, as the kernel's ID_STR_LENGTH */
+
+/* Internal cache flags, above the public SLAB_* bits. */
+#define __OBJECT_POISON   0x80000000u	/* poison the object itself */
+#define SLAB_DEBUG_FLAGS (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | \
+			  SLAB_STORE_USER | SLAB_TRACE)
+#define SLAB_VALID_FLAGS (SLAB_DEBUG_FLAGS | SLAB_HWCACHE_ALIGN | SLAB_PANIC |     \
+			  SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_RECLAIM_ACCOUNT | \
+			  SLAB_ACCOUNT | SLAB_NO_MERGE | SLAB_TYPESAFE_BY_RCU |     \
+			  SLAB_NOLEAKTRACE | SLAB_KMALLOC)
+
+/*
+ * Flags that keep a cache to itself (the kernel's SLAB_NEVER_MERGE: debug
+ * metadata, RCU, the opt-out), and flags two caches must agree on to merge
+ * (SLAB_MERGE_SAME: where their memory comes from and how it is counted).
+ */
+#define SLAB_NEVER_MERGE (SLAB_DEBUG_FLAGS | SLAB_TYPESAFE_BY_RCU | SLAB_NOLEAKTRACE | SLAB_NO_MERGE)
+#define SLAB_MERGE_SAME (SLAB_RECLAIM_ACCOUNT | SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_ACCOUNT)
+
+/* One more name of a merged cache, and how many creations used it. */
+struct slab_alias {
+	struct slab_alias *next;
+	unsigned int count;
+	char name[SLUB_NAME_MAX];
+};
+
+/* Alloc/free track, as the kernel lays it out (the debug issue fills it). */
+struct track {
+	unsigned long addr;
+	uint32_t handle;	/* stack depot handle */
+	int cpu;
+	int pid;
+	unsigned long when;
+};
+
+/* Order and objects per slab, packed as the kernel's oo. */
+struct kmem_cache_order_objects {
+	unsigned int x;
+};
+#define OO_SHIFT 16
+#define OO_MASK ((1u << OO_SHIFT) - 1)
+
+static inline unsigned int oo_order(struct kmem_cache_order_objects x)
+{
+	return x.x >> OO_SHIFT;
+}
+
+static inline unsigned int oo_objects(struct kmem_cache_order_objects x)
+{
+	return x.x & OO_MASK;
+}
+
+/*
+ * struct slab - a slab's own view of its first two page descriptors, as the
+ * kernel's struct slab overlays its struct page: the head's general part
+ * (flags, order, the cache where a tail keeps its head pointer, the partial
+ * list), then the first tail's, which keeps its flags and head pointer so
+ * that lookups see an ordinary tail, and lends its list slot (unused in a
+ * tail) to the freelist+counters unit.  One 64-byte line, as the kernel's
+ * one 64-byte struct page; the memory map costs half as much.
+ */
+struct slab {
+	/* descriptor 0: the head */
+	uint32_t flags;			/* PG_slab | PG_head | ... (page_flags) */
+	uint8_t order;
+	uint8_t zone;
+	uint16_t node;
+	struct kmem_cache *slab_cache;	/* set exactly while this is a slab */
+	union {
+		struct list_head lru;	/* the node's partial list */
+		struct slab *next;	/* or a CPU's partial chain */
+	};
+	/* descriptor 1: the first tail, a tail to everyone else */
+	uint32_t tail_flags;
+	uint32_t tail_unused;
+	uintptr_t tail_compound_head;
+	void *freelist;			/* first free object */
+	unsigned long counters;		/* union slab_counters; with freelist one 16-byte CAS */
+} __attribute__((aligned(64)));
+
+static_assert(sizeof(struct slab) == 2 * sizeof(struct page), "two descriptors");
+static_assert(offsetof(struct slab, slab_cache) == offsetof(struct page, compound_head) &&
+	      offsetof(struct slab, lru) == offsetof(struct page, lru) &&
+	      offsetof(struct slab, tail_flags) == sizeof(struct page) + offsetof(struct page, flags) &&
+	      offsetof(struct slab, tail_compound_head) ==
+		      sizeof(struct page) + offsetof(struct page, compound_head) &&
+	      offsetof(struct slab, freelist) == sizeof(struct page) + offsetof(struct page, lru),
+	      "struct slab mirrors two struct pages");
+static_assert(offsetof(struct slab, freelist) % 16 == 0 &&
+	      offsetof(struct slab, counters) == offsetof(struct slab, freelist) + 8,
+	      "freelist+counters: one 16-byte aligned CAS unit");
+
+/* A slab's head descriptor is 64-byte aligned: its order is at least 1. */
+static inline struct slab *page_slab(struct page *page)
+{
+	return (struct slab *)page;
+}
+
+static inline struct page *slab_page(struct slab *slab)
+{
+	return (struct page *)slab;
+}
+
+static inline uint32_t slab_flags(const struct slab *slab)
+{
+	return __atomic_load_n(&slab->flags, __ATOMIC_RELAXED);
+}
+
+/* The slab's counters word: one half of the CAS unit. */
+union slab_counters {
+	unsigned long counters;
+	struct {
+		unsigned objects:16;
+		unsigned inuse:15;	/* objects out of the slab: allocated or on a CPU freelist */
+		unsigned frozen:1;
+		unsigned built:16;	/* objects [built, objects) were never linked: free; a free
+				   checks its index against it (one 16-bit load) */
+	};
+};
+static_assert(sizeof(union slab_counters) == sizeof(unsigned long), "counters");
+
+/* One CPU's slot of a cache.  freelist+tid: one 16-byte CAS unit. */
+struct kmem_cache_cpu {
+	void *freelist;			/* next object to hand out */
+	unsigned long tid;		/* even: live; odd: retired by a lock holder */
+	struct slab *slab;		/* the cpu slab (frozen) or NULL */
+	struct slab *partial;		/* cpu partial list, chained by slab->next */
+	unsigned int nr_partial;	/* slabs on it */
+	pthread_mutex_t lock;		/* slow path and takeover of this slot */
+} __attribute__((aligned(64)));
+/* The rseq sequences find slots at cpu << PCPU_UNIT_SHIFT and read tid at 8, slab at 16. */
+static_assert(sizeof(struct kmem_cache_cpu) == PCPU_SLOT_SIZE, "one percpu slot");
+static_assert(offsetof(struct kmem_cache_cpu, tid) == 8 &&
+	      offsetof(struct kmem_cache_cpu, slab) == 16, "offsets baked into the rseq code");
+
+struct kmem_cache_node {
+	pthread_mutex_t list_lock;
+	unsigned long nr_partial;
+	struct list_head partial;	/* via slab->lru */
+	unsigned long nr_slabs;		/* all slabs of the node */
+	unsigned long total_objects;
+	unsigned long total_pages;	/* pages of all slabs (orders may differ) */
+	unsigned long peak_pages;	/* the most total_pages has been */
+};
+
+struct kmem_cache {
+	struct kmem_cache_cpu *cpu_slab;	/* CPU 0's slot (percpu.h); CPU n's is cpu_slot() */
+	unsigned int flags;
+	unsigned int size;		/* object + metadata, aligned: the stride */
+	unsigned int object_size;	/* what the user asked for */
+	unsigned int offset;		/* free pointer offset */
+	unsigned int inuse;		/* offset of metadata after the object */
+	unsigned int align;
+	unsigned int red_left_pad;
+	struct kmem_cache_order_objects oo;	/* preferred order */
+	struct kmem_cache_order_objects min;	/* fallback order */
+	gfp_t allocflags;
+	unsigned int min_partial;
+	unsigned int cpu_partial;		/* objects kept on cpu partial lists */
+	unsigned int cpu_partial_slabs;		/* the same, in slabs */
+	void (*ctor)(void *);
+	int refcount;				/* creators sharing it; -1: never merged (boot) */
+	bool ctor_zero_warned;
+	unsigned int useroffset, usersize;	/* kmem_cache_create_usercopy's region */
+	char name[SLUB_NAME_MAX];		/* the first creator's */
+	char id[SLUB_ID_MAX];			/* ":[flags-]size" if mergeable, else "" */
+	struct slab_alias *aliases;		/* the other names merged into it */
+	struct list_head list;			/* slab_caches */
+	struct kmem_cache_node node[1];		/* MAX_NUMNODES */
+	unsigned int nr_cpu_slots;
+	unsigned int lone_cpu;			/* 1 + the slot a lone thread last filled (slub.c) */
+	unsigned int populate_slabs;		/* slabs held before new ones are populated whole */
+	unsigned int max_order;			/* at least this high a limit (malloc classes) */
+	uint64_t reciprocal_size;		/* ceil(2^44 / size): index without a division */
+#ifdef SLUB_STATS
+	unsigned int *cpu_stats;		/* CPU 0's counters, a percpu slot (slab_stat.h) */
+#endif
+};
+
+/* A head's second word holds a cache pointer: bit 0 clear, or it would read as a tail. */
+static_assert(_Alignof(struct kmem_cache) >= 2, "cache pointers are even");
+
+/* ---- free pointers -------------------------------------------------------- */
+
+/*
+ * Read the free pointer of an object that another thread may own by now:
+ * the lockless pop reads it before its CAS decides.  Slab memory is never
+ * unmapped, so the load is safe; the value may be garbage, which the CAS
+ * then rejects.  Kept out of TSan's view: it is a benign, validated race.
+ */
+__attribute__((no_sanitize("thread")))
+static inline void *get_freepointer_safe(const struct kmem_cache *s, void *object)
+{
+	return __atomic_load_n((void **)((char *)object + s->offset), __ATOMIC_RELAXED);
+}
+
+static inline void *get_freepointer(const struct kmem_cache *s, void *object)
+{
+	return *(void **)((char *)object + s->offset);
+}
+
+static inline void set_freepointer(const struct kmem_cache *s, void *object, void *fp)
+{
+	*(void **)((char *)object + s->offset) = fp;
+}
+
+/* ---- double-width compare-and-swap --------------------------------------- */
+
+/* Compare-and-swap two adjacent words at @p (16-byte aligned), full barrier. */
+static inline bool cmpxchg_double(void *p, void *old1, unsigned long old2,
+				  void *new1, unsigned long new2)
+{
+	unsigned __int128 o = ((unsigned __int128)old2 << 64) | (uintptr_t)old1;
+	unsigned __int128 n = ((unsigned __int128)new2 << 64) | (uintptr_t)new1;
+	return __sync_bool_compare_and_swap((unsigned __int128 *)p, o, n);
+}
+
+/* ---- slabs ---------------------------------------------------------------- */
+
+static inline struct slab *virt_to_slab(const void *addr)
+{
+	struct page *page = memmap_virt_to_page(addr);
+	if (unlikely(!page))
+		return NULL;
+	page = compound_head(page);
+	return likely(page_flags(page) & PG_slab) ? page_slab(page) : NULL;
+}
+
+static inline void *slab_address(const struct slab *slab)
+{
+	return memmap_page_address((const struct page *)slab);
+}
+
+/*
+ * Is @p the start of an object of @slab that was ever linked (so could
+ * have been handed out)?  (off * ceil(2^44 / size)) >> 44 is the exact
+ * quotient for offsets and sizes below 2^22 (4 MiB slabs): one multiply
+ * instead of a division on every free.  An offset at or above 2^22 (or
+ * below the slab: it wraps) needs no test of its own: its idx would have
+ * to satisfy idx * size == off and idx < built, but built * size <= 2^22.
+ * Bounding by built, not objects, costs nothing (one 16-bit load either
+ * way) and turns away a free of an object never linked, which the lazy
+ * link-up would otherwise link a second time and hand out twice.
+ */
+static inline bool slab_object_valid_at(const struct kmem_cache *s, struct slab *slab,
+					uintptr_t slab_start, const void *p)
+{
+	uintptr_t off = (uintptr_t)p - (slab_start + s->red_left_pad);
+	uint64_t idx = ((uint64_t)off * s->reciprocal_size) >> 44;
+	union slab_counters c = { .counters = __atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
+	return idx * s->size == off && idx < c.built;
+}
+
+static inline bool slab_object_valid(const struct kmem_cache *s, struct slab *slab, const void *p)
+{
+	return slab_object_valid_at(s, slab, (uintptr_t)slab_address(slab), p);
+}
+
+/*
+ * The cache, the slab holding @p and the address of the slab's first page,
+ * from one table lookup (a slab's descriptors are in the same region as its
+ * pages), or NULL if @p is in no slab.  Slabs are never in large regions
+ * (their order is at most MAX_PAGE_ORDER), so a negative slot (SLOT_LARGE)
+ * is "no slab" as 0 is; a head's second word is a cache exactly while it is
+ * a slab (set before PG_slab, cleared when the slab is freed).
+ */
+static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
+					     uintptr_t *slab_start)
+{
+	uintptr_t a = (uintptr_t)p;
+	int32_t slot = (int32_t)memmap_slot(a);
+	if (unlikely(slot <= 0))
+		return NULL;
+	uintptr_t base = (uintptr_t)slot << SECTION_SHIFT;
+	struct page *page = (struct page *)(base + ((a - base) >> PAGE_SHIFT) * sizeof(struct page));
+	struct page *head = compound_head(page);
+	/* The head's second word: its cache if positive (memmap.h). */
+	intptr_t word = (intptr_t)READ_ONCE(head->compound_head);
+	if (unlikely(word <= 0))
+		return NULL;
+	*slabp = page_slab(head);	/* a slab's head: 64-byte aligned */
+	*slab_start = base + (((uintptr_t)head - base) / sizeof(struct page)) * PAGE_SIZE;
+	return (struct kmem_cache *)word;
+}
+
+/*
+ * A free writes the free pointer into the object: start fetching its line
+ * for writing before the lookup, so that in a big heap the object's miss
+ * overlaps the descriptor's instead of following it (and a locked CAS on a
+ * remote free would wait for both in turn).  The object's first line: the
+ * cache, hence the free pointer's offset, is not known yet.
+ */
+static inline void slab_free_prefetch(const void *object)
+{
+	__builtin_prefetch(object, 1, 3);
+}
+
+/*
+ * The cache of @p if @p is the start of an object (and its slab in *slabp),
+ * else NULL, without a report: the check every free and size query makes
+ * first, inline; what it turns down goes to a slow path that says why.
+ */
+static inline struct kmem_cache *object_cache(const void *p, struct slab **slabp)
+{
+	uintptr_t start;
+	struct kmem_cache *s = object_slab(p, slabp, &start);	/* NULL for NULL too */
+	if (unlikely(!s || !slab_object_valid_at(s, *slabp, start, p)))
+		return NULL;
+	return s;
+}
+
+/* Report a free of something that is not an object (slab_common.c). */
+__hidden __cold void slab_bad_free(const void *object, struct kmem_cache *s, const char *caller);
+
+/*
+ * The checks every free gets: @object is the start of an object of a slab.
+ * Returns the owning cache, or NULL after a report.
+ */
+static inline struct kmem_cache *slab_free_prepare(const void *object, struct slab **slabp,
+						   const char *caller)
+{
+	uintptr_t start;
+	struct slab *slab;
+	struct kmem_cache *s = object_slab(object, &slab, &start);
+	if (unlikely(!s)) {
+		slab_bad_free(object, NULL, caller);
+		return NULL;
+	}
+	if (unlikely(!slab_object_valid_at(s, slab, start, object))) {
+		slab_bad_free(object, s, caller);
+		return NULL;
+	}
+	*slabp = slab;
+	return s;
+}
+
+/*
+ * Nonzero: the fast paths are rseq sequences, and this is the offset of the
+ * thread's rseq area from the thread pointer (decided once at start-up;
+ * one load tells both the mode and where to look).
+ */
+extern __hidden intptr_t slub_percpu_rseq;
+/* The slot indexes ever locked, in any cache (slub.c): what walks of the slots visit. */
+extern __hidden struct os_cpu_set slab_cpus;
+
+static inline uintptr_t rseq_abi(void)
+{
+	return os_thread_pointer() + (uintptr_t)os_rseq_offset;
+}
+
+/*
+ * A SLAB_KMALLOC cache has @total_pages in slabs after a new one; the malloc
+ * library decides from it when to split a kmalloc class (malloc_classes.c).
+ * Weak: nothing in libslub.so.
+ */
+__hidden void slub_malloc_slab_grown(struct kmem_cache *s, unsigned long total_pages);
+
+/*
+ * The slot index for the CPU we run on.  CPU numbers are below the count
+ * of possible CPUs, unless that count came from a fallback (no sysfs); a
+ * stray number then shares a slot, which is correct, only less local.
+ * The answer is remembered as this thread's hint for the CAS fast paths.
+ */
+extern __hidden __thread unsigned int slab_cpu_hint __attribute__((tls_model("initial-exec")));
+
+static inline unsigned int this_cpu_slot(const struct kmem_cache *s)
+{
+	unsigned int cpu = os_current_cpu();
+	if (unlikely(cpu >= s->nr_cpu_slots))
+		cpu %= s->nr_cpu_slots;
+	slab_cpu_hint = cpu;
+	return cpu;
+}
+
+/*
+ * The slot the CAS fast paths use: the CPU this thread was on at its last
+ * slow path or failed CAS.  Asking the CPU on every operation costs more
+ * than the operation (sched_getcpu() without rseq); a stale hint is still
+ * correct, because the tid and the 16-byte CAS make any slot safe to share,
+ * and a thread sharing a busy slot soon fails a CAS and looks again.
+ */
+static inline unsigned int cas_cpu_slot(const struct kmem_cache *s)
+{
+	unsigned int cpu = slab_cpu_hint;
+	return likely(cpu < s->nr_cpu_slots) ? cpu : this_cpu_slot(s);
+}
+
+static inline struct kmem_cache_cpu *cpu_slot(struct kmem_cache *s, unsigned int cpu)
+{
+	return pcpu_slot_of(s->cpu_slab, cpu);
+}
+
+/* ---- statistics (slab_stat.h) ------------------------------------------------ */
+
+#ifdef SLUB_STATS
+static_assert(NR_SLUB_STAT_ITEMS * sizeof(unsigned int) <= PCPU_SLOT_SIZE, "one percpu slot");
+extern __hidden unsigned long slab_stat_cpus[SLUB_MAX_CPUS / 64];
+
+static inline unsigned int *slab_stat_slot(struct kmem_cache *s, unsigned int cpu)
+{
+	return pcpu_slot_of(s->cpu_stats, cpu);
+}
+#endif
+
+/* Count @si on this CPU: a load and a store, no locked instruction (slab_stat.c). */
+static inline void stat(struct kmem_cache *s, enum stat_item si)
+{
+#ifdef SLUB_STATS
+	unsigned int cpu = this_cpu_slot(s);
+	unsigned long bit = 1UL << (cpu % 64);
+	/* The sums walk the CPUs that counted; no lock: stat() runs under slab locks. */
+	if (unlikely(!(__atomic_load_n(&slab_stat_cpus[cpu / 64], __ATOMIC_RELAXED) & bit)))
+		__atomic_fetch_or(&slab_stat_cpus[cpu / 64], bit, __ATOMIC_RELAXED);
+	unsigned int *p = &slab_stat_slot(s, cpu)[si];
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+#else
+	(void)s;
+	(void)si;
+#endif
+}
+
+/* ---- entry points of the engine (slub.c) ----------------------------------- */
+
+__hidden void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node);
+__hidden void __slab_free(struct kmem_cache *s, struct slab *slab, void *object);
+__hidden bool kmem_cache_open(struct kmem_cache *s);
+__hidden void kmem_cache_flush_all(struct kmem_cache *s);
+__hidden int __kmem_cache_shrink(struct kmem_cache *s);
+__hidden unsigned long __kmem_cache_release(struct kmem_cache *s);
+__hidden unsigned long slab_validate_cache(struct kmem_cache *s);
+
+/* One cache's figures, as slabinfo shows them. */
+struct slab_info {
+	unsigned long active_objs;	/* allocated, or free on a CPU's lockless list */
+	unsigned long num_objs;		/* in all slabs */
+	unsigned long num_slabs;
+	unsigned long bytes;		/* pages of all slabs */
+	unsigned long peak_bytes;	/* the most they have been */
+	unsigned long partial_slabs;	/* on the node's and the CPUs' partial lists */
+};
+__hidden void slab_get_info(struct kmem_cache *s, struct slab_info *info);
+
+/* Reports of the release-mode checks every free makes (slab_report.c). */
+__hidden void slab_double_free(struct kmem_cache *s, void *object);
+/* __GFP_ZERO of an allocated object (slub.c). */
+__hidden void slab_zero_object(struct kmem_cache *s, void *object);
+
+/* Geometry (slab_geometry.c). */
+__hidden unsigned int calculate_alignment(unsigned int flags, unsigned int align,
+					  unsigned int size);
+__hidden bool calculate_sizes(struct kmem_cache *s);
+__hidden int calculate_order(unsigned int size, unsigned int max_order);
+__hidden void set_min_partial(struct kmem_cache *s);
+__hidden void set_cpu_partial(struct kmem_cache *s);
+__hidden void slab_set_cpu_partial(struct kmem_cache *s, unsigned int nr_objects);
+__hidden int slab_set_order(struct kmem_cache *s, unsigned int order);
+
+/* ---- fast paths ------------------------------------------------------------- */
+
+/*
+ * Where the fast paths look for their CPU: an rseq area's offset from the
+ * thread pointer.  In rseq mode that is glibc's registered area (equal to
+ * slub_percpu_rseq); in cmpxchg16b mode a per-thread area whose cpu_id
+ * names no slot, so every sequence gives up at once and the out-of-line
+ * code runs the CAS protocol.  One load, and no test of the mode inline.
+ */
+extern __hidden intptr_t slub_fastpath_area;
+/* Set both at start-up (0: cmpxchg16b mode). */
+__hidden void slab_set_percpu_mode(intptr_t rseq_offset);
+
+/*
+ * Shape: the inline part is a leaf that ends in a return or a tail call,
+ * so it saves no registers; everything rarer (an empty freelist,
+ * __GFP_ZERO, a free outside the cpu slab, the cmpxchg16b mode) is one
+ * out-of-line call (slub.c).
+ */
+__hidden void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object);
+__hidden void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object);
+
+/* The whole allocation: fast path, slow path, __GFP_ZERO. */
+static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+{
+#if SLUB_HAVE_RSEQ_ASM
+	void *object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots,
+					 s->offset);
+	if (likely(object && !(gfp & __GFP_ZERO))) {
+		stat(s, ALLOC_FASTPATH);
+		return object;
+	}
+	return slab_alloc_finish(s, gfp, node, object);
+#else
+	return slab_alloc_finish(s, gfp, node, NULL);
+#endif
+}
+
+/* Free a checked object: to the CPU freelist, else to its slab. */
+static inline void slab_free(struct kmem_cache *s, struct slab *slab, void *object)
+{
+#if SLUB_HAVE_RSEQ_ASM
+	switch (rseq_freelist_push(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots, s->offset,
+				   slab, object)) {
+	case RSEQ_PUSHED:
+		stat(s, FREE_FASTPATH);
+		return;
+	case RSEQ_DOUBLE_FREE:
+		slab_double_free(s, object);
+		return;
+	case RSEQ_NOT_CPU_SLAB:
+		break;
+	}
+#endif
+	slab_free_finish(s, slab, object);
+}
+
+#endif
