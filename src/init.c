@@ -17,6 +17,7 @@
 #include "base/os.h"
 #include "page/page_alloc.h"
 #include "base/report.h"
+#include "base/unwind.h"
 #include "slab/slab.h"
 #include "slab/slab_common.h"
 
@@ -226,6 +227,6 @@ int slub_setup(const char *options)
 	if (start_thread)
 		slub_decay_thread_start();
 	if (abort_on_error)
-		report_abort_prepare();
+		unwind_prime();
 	return ret;
 }

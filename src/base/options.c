@@ -18,6 +18,7 @@
 #include "base/os.h"
 #include "base/start.h"
 #include "base/report.h"
+#include "base/unwind.h"
 
 #define X(id_, name_, type_, def_, min_, max_, help_) \
 	static char opt_str_##id_[type_ == OPT_STRING ? SLUB_OPTION_STR_MAX : 1];
@@ -296,7 +297,7 @@ __attribute__((constructor)) static void options_at_load(void)
 	bool abort_on_error = slub_opt(abort_on_error);
 	pthread_mutex_unlock(&options_lock);
 	if (abort_on_error)
-		report_abort_prepare();	/* unlocked: it may allocate */
+		unwind_prime();	/* unlocked: it may allocate */
 }
 
 /* "name=value" of one option into @buf; returns its length. */

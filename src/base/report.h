@@ -45,11 +45,10 @@ __hidden void report_write(int fd, const char *buf, size_t len);
 __hidden void report_init(void);
 
 /*
- * slub_abort_on_error: ready the unwinder (it may allocate; call it only
- * outside the allocator), and, after an event, write the stack to @fd and
- * abort() without running the program's SIGABRT handler (report_abort.c).
+ * slub_abort_on_error: after an event, write the stack to @fd and abort()
+ * without running the program's SIGABRT handler (report_abort.c).  The
+ * stack needs the unwinder readied first (unwind_prime(), base/unwind.h).
  */
-__hidden void report_abort_prepare(void);
 __hidden _Noreturn void report_abort(int fd);
 
 /* Test hook: copy the text of the last counted event into @buf. */

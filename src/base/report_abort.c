@@ -5,16 +5,13 @@
  *
  * Nothing here may allocate or wait for a lock: a report can come from
  * inside malloc with an allocator lock held.
- *  - glibc's backtrace() loads libgcc_s (dlopen: malloc, dl_load_lock) at
- *    its first call, so report_abort_prepare() makes that call at load or
- *    from slub_setup(), outside any allocator path.  Afterwards it only
- *    unwinds (glibc 2.35+ finds each frame's unwind table without a lock).
- *    A frame-pointer walk would need no priming, but neither this library
- *    nor a distribution's libc keeps frame pointers.
+ *  - The stack comes from unwind_backtrace() (unwind.h), readied by
+ *    unwind_prime() at load or from slub_setup(), outside any allocator
+ *    path.
  *  - Frames are named "module+0xoffset" (addr2line -e module 0xoffset) from
- *    /proc/self/maps, read with open/read: backtrace_symbols_fd() would
- *    call dladdr(), which takes dl_load_lock, and a thread inside dlopen()
- *    may hold it while it waits for an allocator lock we hold.
+ *    /proc/self/maps (maps.h): backtrace_symbols_fd() would call dladdr(),
+ *    which takes dl_load_lock, and a thread inside dlopen() may hold it
+ *    while it waits for an allocator lock we hold.
  *  - The program's SIGABRT handler is not run: it might call malloc while
  *    this thread holds an allocator lock, and a hang is worse than a crash.
  *    So the locks we may hold do not matter: no code of the process runs
@@ -23,8 +20,6 @@
 #define _GNU_SOURCE
 #include "base/report.h"
 
-#include <execinfo.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,80 +27,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/maps.h"
 #include "base/os.h"
+#include "base/unwind.h"
 
 /* Small buffers: the reporting thread's stack may be small too. */
 #define STACK_FRAMES 48
-#define MAPS_LINE 4608		/* a line of /proc/self/maps, path included */
 #define FRAME_NAME 1024		/* longer module paths are cut */
-
-static bool unwinder_ready;
-
-void report_abort_prepare(void)
-{
-	void *frame;
-	if (__atomic_load_n(&unwinder_ready, __ATOMIC_ACQUIRE))
-		return;
-	backtrace(&frame, 1);
-	__atomic_store_n(&unwinder_ready, true, __ATOMIC_RELEASE);
-}
-
-/* Parse "start-end perms offset dev inode path"; false if malformed. */
-static bool parse_maps_line(char *line, uintptr_t *start, uintptr_t *end, uintptr_t *off,
-			    const char **path)
-{
-	char *p;
-	*start = strtoul(line, &p, 16);
-	if (*p != '-')
-		return false;
-	*end = strtoul(p + 1, &p, 16);
-	p = strchr(p + 1, ' ');			/* after the permissions */
-	if (!p)
-		return false;
-	*off = strtoul(p + 1, &p, 16);
-	for (int field = 0; field < 2 && p; field++)	/* device, inode */
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return false;
-	*path = p + strspn(p, " ");
-	return true;
-}
 
 /* Name the mapping @addr lies in: "path+0xoff", or "?" if none. */
 static void frame_name(uintptr_t addr, char *out, size_t size)
 {
-	char buf[MAPS_LINE];
-	size_t have = 0;
-	snprintf(out, size, "?");
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = 0;
-		char *line = buf, *nl;
-		while ((nl = strchr(line, '\n'))) {
-			*nl = 0;
-			uintptr_t start, end, off;
-			const char *path;
-			if (parse_maps_line(line, &start, &end, &off, &path) &&
-			    addr >= start && addr < end) {
-				snprintf(out, size, "%s+%#lx", *path ? path : "[anonymous]",
-					 (unsigned long)(addr - start + off));
-				close(fd);
-				return;
-			}
-			line = nl + 1;
-		}
-		have = strlen(line);		/* a partial line: keep it */
-		memmove(buf, line, have);
-		if (have == sizeof(buf) - 1)
-			have = 0;		/* longer than a path can be: drop it */
-	}
-	close(fd);
+	struct maps_entry e;
+	char path[FRAME_NAME - 32];	/* room for the offset */
+	if (!maps_find(addr, &e, path, sizeof(path)))
+		snprintf(out, size, "?");
+	else
+		snprintf(out, size, "%s+%#lx", *path ? path : "[anonymous]",
+			 (unsigned long)(addr - e.start + e.offset));
 }
 
 static void write_stack(int fd)
@@ -113,13 +52,13 @@ static void write_stack(int fd)
 	char line[FRAME_NAME + 64];
 	void *frames[STACK_FRAMES];
 
-	if (!__atomic_load_n(&unwinder_ready, __ATOMIC_ACQUIRE)) {
+	if (!unwind_primed()) {
 		static const char none[] = "slub: no stack: the report came before start-up "
 					   "prepared the unwinder\n";
 		report_write(fd, none, sizeof(none) - 1);
 		return;
 	}
-	int n = backtrace(frames, STACK_FRAMES);
+	int n = unwind_backtrace(frames, STACK_FRAMES);
 	static const char head[] = "slub: slub_abort_on_error: stack of the reporting thread:\n";
 	report_write(fd, head, sizeof(head) - 1);
 	for (int i = 1; i < n; i++) {	/* 0 is write_stack itself */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * maps.h - which mapping of the process holds an address, from
+ * /proc/self/maps read with open/read into a stack buffer: no malloc, no
+ * stdio, no dladdr() (it takes dl_load_lock, which a thread inside dlopen()
+ * may hold while it waits for an allocator lock we hold).  Used to name
+ * stack frames (report_abort.c, debug/stacktrace_symbol.c).
+ */
+#ifndef SLUB_MAPS_H
+#define SLUB_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "base/compiler.h"
+
+/* A line of /proc/self/maps, path included (PATH_MAX and the fields). */
+#define MAPS_LINE 4608
+
+struct maps_entry {
+	uintptr_t start, end;	/* [start, end) */
+	uintptr_t offset;	/* file offset of start */
+	unsigned long inode;	/* 0 for anonymous memory */
+	char perms[5];		/* "r-xp" */
+};
+
+/*
+ * Find the mapping holding @addr: true and *@e filled, its path (empty for
+ * anonymous memory, "[vdso]", "[stack]" ...) copied into @path, cut to
+ * @path_len; false if no mapping holds it or maps cannot be read.  Runs
+ * with cancellation off (open and read are cancellation points).
+ */
+__hidden bool maps_find(uintptr_t addr, struct maps_entry *e, char *path, size_t path_len);
+
+#endif
