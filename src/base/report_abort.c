@@ -61,7 +61,7 @@ static void write_stack(int fd)
 	int n = unwind_backtrace(frames, STACK_FRAMES);
 	static const char head[] = "slub: slub_abort_on_error: stack of the reporting thread:\n";
 	report_write(fd, head, sizeof(head) - 1);
-	for (int i = 1; i < n; i++) {	/* 0 is write_stack itself */
+	for (int i = 2; i < n; i++) {	/* 0, 1: unwind_backtrace, write_stack */
 		char name[FRAME_NAME];
 		frame_name((uintptr_t)frames[i], name, sizeof(name));
 		int len = snprintf(line, sizeof(line), "  #%-2d %p %s\n", i, frames[i], name);
