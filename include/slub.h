@@ -221,6 +221,12 @@ SLUB_API int slub_setup(const char *options);
 SLUB_API void slub_print_options(FILE *out);
 /* Number of events (errors and warnings) reported since start. */
 SLUB_API unsigned long slub_errors(void);
+/*
+ * Check every slab, freelist and object of @s (with slub_debug flags, each
+ * object's red zones, poison and padding too), repairing what it can;
+ * the number of errors found, counted as slub_errors() counts them.
+ */
+SLUB_API int slub_validate(struct kmem_cache *s);
 /* Give every free page back to the OS now; returns the number of pages. */
 SLUB_API unsigned long slub_reclaim(void);
 /* Free blocks per node, zone and order, in the form of /proc/buddyinfo. */

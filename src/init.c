@@ -54,12 +54,14 @@ static void fork_prepare(void)
 	fork_took_pages = __atomic_load_n(&slub_started, __ATOMIC_RELAXED);
 	if (fork_took_pages)
 		page_alloc_fork_prepare();
+	report_fork_prepare();	/* innermost: reports come with any lock held */
 }
 
 static void fork_parent(void)
 {
 	if (--fork_depth)
 		return;
+	report_fork_parent();
 	if (fork_took_pages)
 		page_alloc_fork_parent();
 	pthread_mutex_unlock(&options_lock);
@@ -70,6 +72,7 @@ static void fork_child(void)
 {
 	if (--fork_depth)
 		return;
+	report_fork_child();
 	slub_decay_thread_fork_child();
 	if (fork_took_pages)
 		page_alloc_fork_child();
@@ -218,7 +221,7 @@ int slub_setup(const char *options)
 		ret = -EINVAL;
 	if (ret != -EBUSY)
 		start_thread = slub_decay_thread_wanted();	/* read under the lock */
-	bool abort_on_error = slub_opt(abort_on_error);
+	bool unwind = slub_opt(abort_on_error) || slub_debug_any(SLAB_STORE_USER);
 	pthread_mutex_unlock(&options_lock);
 	if (ret == -EBUSY)
 		slub_warn("slub_setup(\"%s\"): too late, the allocator is running; ignored",
@@ -226,7 +229,7 @@ int slub_setup(const char *options)
 	/* A user's call is a safe place for both. */
 	if (start_thread)
 		slub_decay_thread_start();
-	if (abort_on_error)
+	if (unwind)
 		unwind_prime();
 	return ret;
 }

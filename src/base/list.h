@@ -58,4 +58,8 @@ static inline void list_del(struct list_head *n)
 #define list_for_each(pos, h) \
 	for ((pos) = (h)->next; (pos) != (h); (pos) = (pos)->next)
 
+/* The same, where the body may unlink @pos (@n holds the next). */
+#define list_for_each_safe(pos, n, h) \
+	for ((pos) = (h)->next, (n) = (pos)->next; (pos) != (h); (pos) = (n), (n) = (pos)->next)
+
 #endif

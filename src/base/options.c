@@ -284,7 +284,7 @@ bool options_exit_stats_here(void)
 __attribute__((constructor)) static void options_at_load(void)
 {
 	const char *env = secure_getenv("SLUB_OPTIONS");
-	if (!env || (!strstr(env, "help") && !strstr(env, "abort")))
+	if (!env || (!strstr(env, "help") && !strstr(env, "abort") && !strstr(env, "debug")))
 		return;
 	pthread_mutex_lock(&options_lock);
 	if (!__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE)) {
@@ -294,9 +294,10 @@ __attribute__((constructor)) static void options_at_load(void)
 			write_options(STDERR_FILENO);
 		}
 	}
-	bool abort_on_error = slub_opt(abort_on_error);
+	/* Tracking (slub_debug with U) takes stacks from the first allocation on. */
+	bool unwind = slub_opt(abort_on_error) || slub_debug_any(SLAB_STORE_USER);
 	pthread_mutex_unlock(&options_lock);
-	if (abort_on_error)
+	if (unwind)
 		unwind_prime();	/* unlocked: it may allocate */
 }
 

@@ -112,5 +112,7 @@ extern __hidden pthread_mutex_t options_lock;
  */
 __hidden const char *slub_debug_check(const char *value, char *buf, size_t n);
 __hidden unsigned int slub_debug_flags(const char *name, bool *higher_order_off);
+/* Does slub_debug give any cache one of @flags? */
+__hidden bool slub_debug_any(unsigned int flags);
 
 #endif

@@ -153,3 +153,19 @@ unsigned int slub_debug_flags(const char *name, bool *higher_order_off)
 	*higher_order_off = global_o;
 	return global;
 }
+
+/* Does any block of slub_debug give some cache the flags in @flags? */
+bool slub_debug_any(unsigned int flags)
+{
+	const char *p = slub_opt_str(slub_debug);
+	struct debug_block b;
+	if (!*p)
+		return false;
+	do {
+		char bad = 0;
+		p = parse_block(p, &b, &bad);
+		if (b.flags & flags)
+			return true;
+	} while (p);
+	return false;
+}

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,15 +57,61 @@ void report_write(int fd, const char *buf, size_t len)
 	os_cancel_restore(cancel);
 }
 
-enum report_kind { REPORT_CONT, REPORT_EVENT, REPORT_WARNING };
+/*
+ * A block: the lines of one multi-line report (slab_debug's BUG reports),
+ * kept together against other threads' reports by one lock, innermost of
+ * all (reports come with allocator locks held).  The owner may nest.  Under
+ * slub_abort_on_error the block ends before the program stops.
+ */
+static pthread_mutex_t report_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static __thread unsigned int block_depth __attribute__((tls_model("initial-exec")));
+static __thread bool block_event __attribute__((tls_model("initial-exec")));
+
+void slub_report_begin(void)
+{
+	int cancel = os_cancel_off();
+	pthread_mutex_lock(&report_lock);
+	os_cancel_restore(cancel);
+	block_depth++;
+}
+
+void slub_report_end(void)
+{
+	bool stop = !--block_depth && block_event;
+	if (stop)
+		block_event = false;
+	pthread_mutex_unlock(&report_lock);
+	if (stop && READ_ONCE(slub_opt(abort_on_error)))
+		report_abort(READ_ONCE(report_fd));
+}
+
+void report_fork_prepare(void)
+{
+	pthread_mutex_lock(&report_lock);
+}
+
+void report_fork_parent(void)
+{
+	pthread_mutex_unlock(&report_lock);
+}
+
+void report_fork_child(void)
+{
+	pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+	memcpy(&report_lock, &fresh, sizeof(fresh));
+	block_depth = 0;
+	block_event = false;
+}
+
+enum report_kind { REPORT_CONT, REPORT_EVENT, REPORT_WARNING, REPORT_RAW, REPORT_RAW_EVENT };
 
 static void vreport(enum report_kind kind, const char *fmt, va_list ap)
 {
 	char buf[SLUB_REPORT_LINE];
-	bool count = kind != REPORT_CONT;
+	bool count = kind == REPORT_EVENT || kind == REPORT_WARNING || kind == REPORT_RAW_EVENT;
 	int saved_errno = errno;	/* reports must not disturb errno */
-	/* Events carry the library's name: a preloaded program has others. */
-	int pre = count ? snprintf(buf, sizeof(buf), "slub: ") : 0;
+	/* Events carry the library's name (a preloaded program has others); kernel-format lines do not. */
+	int pre = kind == REPORT_EVENT || kind == REPORT_WARNING ? snprintf(buf, sizeof(buf), "slub: ") : 0;
 	int n = vsnprintf(buf + pre, sizeof(buf) - 1 - (size_t)pre, fmt, ap);
 	if (n < 0)
 		n = 0;
@@ -83,8 +130,12 @@ static void vreport(enum report_kind kind, const char *fmt, va_list ap)
 	}
 	int fd = READ_ONCE(report_fd);
 	report_write(fd, buf, (size_t)n);
-	if (kind == REPORT_EVENT && READ_ONCE(slub_opt(abort_on_error)))
-		report_abort(fd);
+	if (kind == REPORT_EVENT || kind == REPORT_RAW_EVENT) {
+		if (block_depth)
+			block_event = true;	/* stop at the block's end */
+		else if (READ_ONCE(slub_opt(abort_on_error)))
+			report_abort(fd);
+	}
 	errno = saved_errno;
 }
 
@@ -104,6 +155,15 @@ void slub_vreport(bool count, const char *fmt, va_list ap)
 REPORT_FN(slub_report, REPORT_EVENT)
 REPORT_FN(slub_report_cont, REPORT_CONT)
 REPORT_FN(slub_warn, REPORT_WARNING)
+REPORT_FN(slub_report_line, REPORT_RAW)
+REPORT_FN(slub_report_error, REPORT_RAW_EVENT)
+
+void slub_report_count(void)
+{
+	__atomic_add_fetch(&report_events, 1, __ATOMIC_RELAXED);
+	if (block_depth)
+		block_event = true;
+}
 
 #define RATELIMIT_INTERVAL_MS 5000
 #define RATELIMIT_BURST 10

@@ -29,6 +29,24 @@ __hidden void slub_warn(const char *fmt, ...) __printf(1, 2);
 __hidden void slub_vreport(bool count, const char *fmt, va_list ap);
 
 /*
+ * Multi-line reports in the kernel's format (slab debugging): between
+ * begin and end no other thread's report interleaves, and
+ * slub_abort_on_error stops the program at the end, not at the first line.
+ * slub_report_error() is an event and slub_report_line() a detail line,
+ * both without the "slub: " prefix; slub_report_count() counts an event
+ * that prints nothing of its own (the kernel's KUnit error counter).
+ */
+__hidden void slub_report_begin(void);
+__hidden void slub_report_end(void);
+__hidden void slub_report_error(const char *fmt, ...) __printf(1, 2);
+__hidden void slub_report_line(const char *fmt, ...) __printf(1, 2);
+__hidden void slub_report_count(void);
+/* fork(): the report lock is the innermost lock; taken last, made new in the child. */
+__hidden void report_fork_prepare(void);
+__hidden void report_fork_parent(void);
+__hidden void report_fork_child(void);
+
+/*
  * The kernel's rate limit for warnings: at most 10 per 5 seconds per
  * state.  Lock-free (approximate under races, which is all it needs to be).
  */

@@ -25,6 +25,7 @@
 #include "base/start.h"
 #include "malloc/malloc_classes.h"
 #include "malloc/malloc_extents.h"
+#include "slab/slab_debug.h"
 #include "base/os.h"
 #include "base/report.h"
 
@@ -54,7 +55,7 @@ static __noinline void *malloc_slow(size_t size, gfp_t gfp)
 			return NULL;
 		}
 	}
-	return slab_alloc(s, gfp, NUMA_NO_NODE);
+	return slab_alloc_sized(s, gfp, NUMA_NO_NODE, size);
 }
 
 static inline void *malloc_gfp(size_t size, gfp_t gfp)
@@ -189,8 +190,11 @@ static size_t usable_size(const void *p, const char *caller, bool *ok)
 	struct slab *slab;
 	struct kmem_cache *s = object_cache(p, &slab);
 	*ok = true;
-	if (likely(s))
+	if (likely(s)) {
+		if (unlikely(kmem_cache_debug(s)))
+			debug_ksize(s, (void *)p);	/* all of it is the caller's now */
 		return slab_ksize(s);
+	}
 	size_t bytes = extent_usable_size(p);
 	if (bytes)
 		return bytes;
@@ -314,8 +318,13 @@ MALLOC_API void *realloc(void *p, size_t size)
 	if (unlikely(!s))
 		return realloc_slow(p, size);
 	size_t old = slab_ksize(s);
-	if (realloc_fits(size, old))
+	if (realloc_fits(size, old)) {
+		if (unlikely(kmem_cache_debug(s)))
+			debug_krealloc(s, p, size, 0);	/* the kmalloc red zone moves */
 		return p;
+	}
+	if (unlikely(kmem_cache_debug(s)))
+		old = get_orig_size(s, p);	/* what the caller has: not the red zone */
 	void *q = realloc_move(p, size, old);
 	if (q)
 		slab_free(s, slab, p);

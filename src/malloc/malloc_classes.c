@@ -9,9 +9,12 @@
 
 #include "base/options.h"
 #include "slab/slab_common.h"
+#include "slab/slab_debug.h"
 #include "base/report.h"
 
 uint8_t malloc_class_index[MALLOC_MAX_CLASS_SIZE / 8];
+/* The classes with slub_debug flags, kept out of malloc_class_cache (malloc_class_make). */
+static struct kmem_cache *malloc_class_debug[NR_MALLOC_CLASSES];
 struct kmem_cache *malloc_class_cache[NR_MALLOC_CLASSES];
 
 /*
@@ -174,9 +177,25 @@ struct kmem_cache *malloc_class_make(size_t size)
 	struct kmem_cache *s = __atomic_load_n(&malloc_class_cache[i], __ATOMIC_ACQUIRE);
 	if (s)
 		return s;
+	s = __atomic_load_n(&malloc_class_debug[i], __ATOMIC_ACQUIRE);
+	if (s)
+		return s;
 	struct kmem_cache *made = create_class(i);
 	if (!made)
 		return NULL;
+	/*
+	 * A debug class is never published to malloc_cache_fast(): its sizes
+	 * come here, by malloc_slow(), which passes each size on for the
+	 * kmalloc red zone.
+	 */
+	if (kmem_cache_debug(made)) {
+		if (__atomic_compare_exchange_n(&malloc_class_debug[i], &s, made, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return made;
+		if (made != s)
+			slab_cache_put_own(made);
+		return s;
+	}
 	/*
 	 * Two threads may both make the class; the first to publish wins and
 	 * the other's cache, empty, goes (no lock: nothing for fork to take).

@@ -79,6 +79,7 @@ enum pageflags {
 	PG_headonly = 1u << 12,		/* allocated block whose tails stay zero (extents) */
 	PG_fresh = 1u << 13,		/* allocated block none of whose pages were resident
 					   (alloc_pages_node): its owner may fault them in */
+	PG_slab_disabled = 1u << 14,	/* a debug slab given up after a failed check */
 };
 
 /*

@@ -170,6 +170,12 @@ __hidden void page_alloc_init(void);
  * is briefly in no state it checks.
  */
 __hidden unsigned long page_alloc_validate(void);
+/*
+ * Call @fn for the head of every allocated block of the sections (not the
+ * large regions), under each zone's lock: @fn must not allocate.  For
+ * walks that no list serves, such as a cache's full slabs at destroy.
+ */
+__hidden void page_for_each_block(void (*fn)(struct page *head, void *arg), void *arg);
 
 /* Snapshot of free block counts per order, for buddyinfo and tests. */
 /*

@@ -190,6 +190,28 @@ unsigned long page_alloc_validate(void)
 	return errors;
 }
 
+void page_for_each_block(void (*fn)(struct page *head, void *arg), void *arg)
+{
+	slub_ensure_init();
+	for_each_zone(z) {
+		pthread_mutex_lock(&z->lock);
+		for (struct mem_region *r = z->sections; r; r = r->next) {
+			uintptr_t idx = r->first_page, end = r->carved;
+			while (idx < end) {
+				struct page *page = (struct page *)r + idx;
+				unsigned int order = page->order;
+				if (order > MAX_PAGE_ORDER)
+					order = 0;	/* not a block head: step one page */
+				if ((page_flags(page) & (PG_head | PG_buddy | PG_isolated | PG_pcp)) ==
+				    PG_head)
+					fn(page, arg);
+				idx += 1UL << order;
+			}
+		}
+		pthread_mutex_unlock(&z->lock);
+	}
+}
+
 void page_alloc_buddyinfo(int nid, enum zone_type zt,
 			  unsigned long nr_free[MAX_PAGE_ORDER + 1], unsigned long *managed)
 {

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "slab/kmalloc.h"
 #include "slab/slab_common.h"
+#include "slab/slab_debug.h"
 
 #include <errno.h>
 #include <string.h>
@@ -64,6 +65,10 @@ bool create_kmalloc_caches(void)
 			return false;	/* no memory at start-up: the rest fails too */
 		__atomic_store_n(&kmalloc_caches[KMALLOC_NORMAL][i], s, __ATOMIC_RELEASE);
 	}
+	/* Debug caches keep each caller's size: their sizes take the slow path (index 0: none). */
+	for (size_t i = 0; i < ARRAY_SIZE(kmalloc_fast_index); i++)
+		if (kmem_cache_debug(kmalloc_caches[KMALLOC_NORMAL][kmalloc_fast_index[i]]))
+			__atomic_store_n(&kmalloc_fast_index[i], 0, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -131,7 +136,7 @@ static __noinline void *kmalloc_node_slow(size_t size, gfp_t gfp, int node)
 			return NULL;
 		}
 	}
-	return slab_alloc(s, gfp, node);
+	return slab_alloc_sized(s, gfp, node, size);
 }
 
 /* The common case: a normal kmalloc cache that exists. */
@@ -232,6 +237,8 @@ size_t ksize_of(const void *p, const char *caller, bool *ok)
 		return 0;
 	switch (classify(p, caller, false, &s, &slab, &page, &order)) {
 	case KOBJ_SLAB:
+		if (kmem_cache_debug(s))
+			debug_ksize(s, (void *)p);	/* the caller may use it all now */
 		return slab_ksize(s);
 	case KOBJ_LARGE:
 		return PAGE_SIZE << order;
@@ -299,14 +306,34 @@ void kfree_sensitive(const void *p)
 
 void *krealloc(const void *p, size_t new_size, gfp_t gfp)
 {
-	bool ok;
 	if (unlikely(!new_size)) {
 		kfree_checked(p, "krealloc");
 		return ZERO_SIZE_PTR;
 	}
-	size_t ks = ksize_of(p, "krealloc", &ok);
-	if (!ok)
-		return NULL;
+	struct kmem_cache *s;
+	struct slab *slab;
+	struct page *page;
+	unsigned int order;
+	size_t ks = 0, copy = 0;
+	if (!ZERO_OR_NULL_PTR(p)) {
+		switch (classify(p, "krealloc", false, &s, &slab, &page, &order)) {
+		case KOBJ_SLAB:
+			ks = copy = slab_ksize(s);
+			if (kmem_cache_debug(s))
+				copy = get_orig_size(s, (void *)p);	/* not its red zone */
+			if (ks >= new_size && kmem_cache_debug(s)) {
+				/* In place: the kmalloc red zone moves to the new end. */
+				debug_krealloc(s, (void *)p, new_size, gfp);
+				return (void *)p;
+			}
+			break;
+		case KOBJ_LARGE:
+			ks = copy = PAGE_SIZE << order;
+			break;
+		default:
+			return NULL;
+		}
+	}
 	if (ks >= new_size) {
 		if (gfp & __GFP_ZERO)
 			memset((char *)p + new_size, 0, ks - new_size);
@@ -314,7 +341,7 @@ void *krealloc(const void *p, size_t new_size, gfp_t gfp)
 	}
 	void *ret = kmalloc_node(new_size, gfp, NUMA_NO_NODE);
 	if (ret && ks) {
-		memcpy(ret, p, ks);
+		memcpy(ret, p, copy);
 		kfree_checked(p, "krealloc");
 	}
 	return ret;

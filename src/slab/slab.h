@@ -99,14 +99,16 @@ struct slab_alias {
 	char name[SLUB_NAME_MAX];
 };
 
-/* Alloc/free track, as the kernel lays it out (the debug issue fills it). */
+/* Alloc/free track of a U cache, as the kernel's, with the thread too (slab_track.c). */
 struct track {
-	unsigned long addr;
+	unsigned long addr;	/* the allocator's caller; 0: never */
 	uint32_t handle;	/* stack depot handle */
 	int cpu;
 	int pid;
-	unsigned long when;
+	int tid;
+	unsigned long when;	/* milliseconds (os_now_ms) */
 };
+static_assert(sizeof(struct track) == 32, "the kernel's size");
 
 /* Order and objects per slab, packed as the kernel's oo. */
 struct kmem_cache_order_objects {
@@ -216,6 +218,7 @@ struct kmem_cache_node {
 	unsigned long total_objects;
 	unsigned long total_pages;	/* pages of all slabs (orders may differ) */
 	unsigned long peak_pages;	/* the most total_pages has been */
+	struct list_head full;		/* a debug cache's slabs with no free object */
 };
 
 struct kmem_cache {
@@ -567,6 +570,14 @@ static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	return slab_alloc_finish(s, gfp, node, NULL);
 #endif
 }
+
+/*
+ * An allocation of @size bytes (kmalloc, malloc) from their slow paths: a
+ * debug cache keeps the size for its kmalloc red zone.  The fast paths
+ * never see a debug kmalloc or malloc class (their lookup tables send
+ * those sizes to the slow paths), so they carry no size (slub.c).
+ */
+__hidden void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size);
 
 /* Free a checked object: to the CPU freelist, else to its slab. */
 static inline void slab_free(struct kmem_cache *s, struct slab *slab, void *object)

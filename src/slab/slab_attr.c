@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "slab/slab.h"
+#include "slab/slab_debug.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -25,6 +26,7 @@
 
 #include "base/options.h"
 #include "base/percpu.h"
+#include "debug/stacktrace.h"
 #include "slab/slab_stat.h"
 
 /* The caller's buffer, filled as far as it goes; len counts what was wanted. */
@@ -159,11 +161,25 @@ FLAG_SHOW(hwcache_align, SLAB_HWCACHE_ALIGN)
 FLAG_SHOW(reclaim_account, SLAB_RECLAIM_ACCOUNT)
 FLAG_SHOW(destroy_by_rcu, SLAB_TYPESAFE_BY_RCU)
 FLAG_SHOW(cache_dma, SLAB_CACHE_DMA)
-FLAG_SHOW(sanity_checks, SLAB_CONSISTENCY_CHECKS)
-FLAG_SHOW(red_zone, SLAB_RED_ZONE)
-FLAG_SHOW(poison, SLAB_POISON)
-FLAG_SHOW(store_user, SLAB_STORE_USER)
-FLAG_SHOW(trace, SLAB_TRACE)
+/*
+ * The debug switches, writable as in 2.6.22: '1' on, anything else off,
+ * only while the cache has no objects (-EBUSY), never on a merged cache
+ * (-EINVAL) (slab_set_debug).  Tracking asks for the unwinder first: a
+ * program's write is a safe place to ready it.
+ */
+#define FLAG_ATTR(attr, flag)						\
+	FLAG_SHOW(attr, flag)						\
+	STORE(attr)							\
+	{								\
+		if ((flag) & SLAB_STORE_USER && buf[0] == '1')		\
+			stack_trace_prime();				\
+		return slab_set_debug(s, flag, buf[0] == '1');		\
+	}
+FLAG_ATTR(sanity_checks, SLAB_CONSISTENCY_CHECKS)
+FLAG_ATTR(red_zone, SLAB_RED_ZONE)
+FLAG_ATTR(poison, SLAB_POISON)
+FLAG_ATTR(store_user, SLAB_STORE_USER)
+FLAG_ATTR(trace, SLAB_TRACE)
 
 /*
  * The constructor as the kernel's %pS: symbol+offset/size where the
@@ -289,12 +305,22 @@ STORE(validate)
 }
 
 /*
- * Where each object was last allocated and freed, by call site.  The
- * kernel refuses the read (-ENOSYS) without U (SLAB_STORE_USER); here no
- * cache records tracks yet, so every read is refused until they do.
+ * Where the objects in use were last allocated and freed, by call site
+ * (slab_track.c); without U (SLAB_STORE_USER) the read is refused with
+ * -ENOSYS, as the kernel's.
  */
-SHOW(alloc_calls) { (void)s; o->err = -ENOSYS; }
-SHOW(free_calls) { (void)s; o->err = -ENOSYS; }
+static void show_locations(struct kmem_cache *s, struct attr_out *o, enum track_item item)
+{
+	size_t room = o->len < o->size ? o->size - o->len : 0;
+	ssize_t n = slab_list_locations(s, item, room ? o->buf + o->len : NULL, room);
+	if (n < 0)
+		o->err = (int)n;
+	else
+		o->len += (size_t)n;
+}
+
+SHOW(alloc_calls) { show_locations(s, o, TRACK_ALLOC); }
+SHOW(free_calls) { show_locations(s, o, TRACK_FREE); }
 
 struct slab_attribute {
 	const char *name;
@@ -310,7 +336,7 @@ static const struct slab_attribute slab_attrs[] = {
 	RW(cpu_partial), RO(slabs_cpu_partial), RO(objects), RO(objects_partial),
 	RO(total_objects), RO(slabs), RO(partial), RO(cpu_slabs), RO(ctor), RO(aliases),
 	RO(align), RO(hwcache_align), RO(reclaim_account), RO(destroy_by_rcu), RO(cache_dma),
-	RO(sanity_checks), RO(red_zone), RO(poison), RO(store_user), RO(trace), RO(usersize),
+	RW(sanity_checks), RW(red_zone), RW(poison), RW(store_user), RW(trace), RO(usersize),
 	RW(shrink), RW(validate), RO(alloc_calls), RO(free_calls),
 };
 

@@ -8,8 +8,10 @@
 #define _GNU_SOURCE
 #include "slab/slab.h"
 #include "slab/slab_common.h"
+#include "slab/slab_debug.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +19,7 @@
 #include "base/options.h"
 #include "base/percpu.h"
 #include "base/report.h"
+#include "debug/stacktrace.h"
 
 pthread_mutex_t slab_caches_lock = PTHREAD_MUTEX_INITIALIZER;
 struct list_head slab_caches = { &slab_caches, &slab_caches };
@@ -46,6 +49,7 @@ bool kmem_cache_open(struct kmem_cache *s)
 	struct kmem_cache_node *n = &s->node[0];
 	pthread_mutex_init(&n->list_lock, NULL);
 	INIT_LIST_HEAD(&n->partial);
+	INIT_LIST_HEAD(&n->full);
 	s->refcount = 1;
 	return true;
 }
@@ -350,26 +354,6 @@ static slab_flags_t drop_costly_debug(struct kmem_cache *s)
 	return s->flags & ~metadata;
 }
 
-/*
- * Debug flags are laid out in the objects (slab_geometry.c) but not yet
- * checked: say so rather than pretend, once per cache whose creator asked
- * for them, and once per process for the caches slub_debug selects.
- */
-static void say_debug_not_checked(const struct kmem_cache *s, bool creator_asked)
-{
-	static bool said_for_option;
-	if (!(s->flags & SLAB_DEBUG_FLAGS))
-		return;
-	if (creator_asked)
-		slub_warn("%s: debug flags %#x are laid out in its objects but not checked yet "
-			  "(this libslub has no slub_debug checks)", s->name,
-			  s->flags & SLAB_DEBUG_FLAGS);
-	else if (!__atomic_exchange_n(&said_for_option, true, __ATOMIC_RELAXED))
-		slub_warn("slub_debug=%s: debug flags are laid out in the objects of the caches it "
-			  "selects (%s first) but not checked yet (this libslub has no slub_debug checks)",
-			  slub_opt_str(slub_debug), s->name);
-}
-
 static struct kmem_cache *create_cache(const char *name, unsigned int size, unsigned int align,
 				       slab_flags_t flags, unsigned int useroffset,
 				       unsigned int usersize, void (*ctor)(void *),
@@ -377,7 +361,6 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 {
 	/* What slub_debug asks for this name: a cache it selects never merges. */
 	bool higher_order_off;
-	slab_flags_t asked = flags & SLAB_DEBUG_FLAGS;
 	flags |= slub_debug_flags(name, &higher_order_off);
 	slub_fork_handlers_check();
 	/* Called by start-up itself too: check the boot cache, not slab_ready. */
@@ -408,7 +391,6 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 		kmem_cache_free(&boot_kmem_cache, s);
 		return NULL;
 	}
-	say_debug_not_checked(s, s->flags & asked);
 	slab_set_id(s);
 	pthread_mutex_lock(&slab_caches_lock);
 	list_add_tail(&s->list, &slab_caches);
@@ -428,6 +410,8 @@ struct kmem_cache *kmem_cache_create_usercopy(const char *name, unsigned int siz
 					      void (*ctor)(void *))
 {
 	slab_ensure_init();
+	if (flags & SLAB_STORE_USER)
+		stack_trace_prime();	/* the program's call: a safe place to ready the unwinder */
 	const char *why = create_check(name, size, align, flags);
 	if (!why && (usersize > size || size - usersize < useroffset || (!usersize && useroffset))) {
 		/* As the kernel: warn, and make the cache without the region. */
@@ -484,7 +468,10 @@ static void cache_put(struct kmem_cache *s, bool own)
 		/* Memory in use stays valid: the cache stays, as in the kernel. */
 		WRITE_ONCE(s->refcount, 1);
 		pthread_mutex_unlock(&slab_caches_lock);
-		slub_report("Objects remaining in %s on kmem_cache_destroy()", s->name);
+		/* Each object it can find, with its track; full slabs only a debug cache lists. */
+		if (!debug_list_leaks(s))
+			slub_report("Objects remaining in %s on kmem_cache_destroy() (in full slabs, "
+				    "which only a debug cache keeps a list of)", s->name);
 		return;
 	}
 	list_del(&s->list);
@@ -539,4 +526,13 @@ unsigned long slab_validate_all(void)
 		errors += slab_validate_cache(list_entry(pos, struct kmem_cache, list));
 	pthread_mutex_unlock(&slab_caches_lock);
 	return errors;
+}
+
+int slub_validate(struct kmem_cache *s)
+{
+	if (!s)
+		return -EINVAL;
+	slub_fork_handlers_check();
+	unsigned long errors = slab_validate_cache(s);
+	return errors > INT_MAX ? INT_MAX : (int)errors;
 }

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "slab/slab.h"
+#include "slab/slab_debug.h"
 
 #include <errno.h>
 #include <string.h>
@@ -90,7 +91,8 @@ void slab_zero_object(struct kmem_cache *s, void *object)
 			slub_report("WARNING %s: __GFP_ZERO on a cache with a constructor; not zeroed",
 				    s->name);
 	} else {
-		memset(object, 0, s->object_size);
+		/* A debug kmalloc object: not the red zone past the size asked for. */
+		memset(object, 0, kmem_cache_debug(s) ? get_orig_size(s, object) : s->object_size);
 	}
 }
 
@@ -198,8 +200,9 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	 * (link_objects), which costs 2.5 us there against the fault's 11.
 	 */
 	struct kmem_cache_node *n = get_node(s);
+	bool debug = kmem_cache_debug(s);
 	if (slab_flags(slab) & PG_fresh) {
-		bool whole = s->ctor || (s->populate_slabs &&
+		bool whole = s->ctor || debug || (s->populate_slabs &&
 					 __atomic_load_n(&n->nr_slabs, __ATOMIC_RELAXED) >=
 						 s->populate_slabs);
 		if (whole)
@@ -212,7 +215,9 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	 * a constructor may allocate and the lazy link-up runs under c->lock.
 	 * Without one only the first page is linked (slab.h, "built").
 	 */
-	unsigned int built = s->ctor ? objects : build_end(s, 0, objects);
+	unsigned int built = s->ctor || debug ? objects : build_end(s, 0, objects);
+	if (debug)
+		setup_slab_debug(s, slab, objects);	/* before the constructor, as the kernel */
 	if (s->ctor)
 		for (unsigned int i = 0; i < objects; i++)
 			s->ctor(object_at(s, start, i));
@@ -234,6 +239,19 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	if (s->flags & SLAB_KMALLOC)
 		slub_malloc_slab_grown(s, pages);
 	return slab;
+}
+
+struct slab *slab_new(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	struct slab *slab = allocate_slab(s, gfp, node);
+	if (slab)
+		stat(s, ALLOC_SLAB);
+	return slab;
+}
+
+void slab_oom(struct kmem_cache *s, gfp_t gfp)
+{
+	slab_out_of_memory(s, gfp);
 }
 
 __attribute__((weak)) void slub_malloc_slab_grown(struct kmem_cache *s, unsigned long total_pages)
@@ -258,6 +276,13 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	slab->next = NULL;
 	__atomic_and_fetch(&slab->flags, ~(PG_slab | PG_slab_partial), __ATOMIC_RELEASE);
 	__free_pages(slab_page(slab), slab->order);
+}
+
+void slab_free_pages(struct kmem_cache *s, struct slab *slab)
+{
+	if (s->flags & SLAB_CONSISTENCY_CHECKS)
+		slab_pad_check(s, slab);
+	discard_slab(s, slab);
 }
 
 /* Free a chain (via slab->next) of empty slabs, with no list lock held. */
@@ -563,6 +588,9 @@ static inline void *alloc_fast_cas(struct kmem_cache *s)
  */
 void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
+	/* A debug cache has no cpu slab: the inline pop never finds an object. */
+	if (kmem_cache_debug(s))
+		return debug_slab_alloc(s, gfp, node, 0);
 	if (!object && !slub_percpu_rseq)
 		object = alloc_fast_cas(s);
 	if (object) {
@@ -575,6 +603,13 @@ void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 	if (gfp & __GFP_ZERO)
 		slab_zero_object(s, object);
 	return object;
+}
+
+void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size)
+{
+	if (kmem_cache_debug(s))
+		return debug_slab_alloc(s, gfp, node, (unsigned int)size);
+	return slab_alloc(s, gfp, node);
 }
 
 /*
@@ -704,6 +739,10 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	stat(s, ALLOC_SLOWPATH);
 again:
 	c = lock_this_cpu_slot(s, &cpu);
+	if (unlikely(kmem_cache_debug(s))) {	/* switched on meanwhile (slab_set_debug) */
+		slab_unlock(&c->lock);
+		return debug_slab_alloc(s, gfp, node, 0);
+	}
 	object = retire_slot(c, cpu, &tid);
 	struct slab *slab = c->slab;
 
@@ -776,6 +815,10 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 	void *prior;
 	union slab_counters old, new;
 
+	if (kmem_cache_debug(s)) {
+		debug_slab_free(s, slab, object);
+		return;
+	}
 	stat(s, FREE_SLOWPATH);
 	for (;;) {
 		if (locked) {	/* the decision was for a state that is gone */
@@ -945,6 +988,9 @@ unsigned long slab_validate_cache(struct kmem_cache *s)
 {
 	struct kmem_cache_node *n = get_node(s);
 	unsigned long errors = 0, partial = 0;
+
+	if (kmem_cache_debug(s))
+		return debug_validate_cache(s);
 
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);

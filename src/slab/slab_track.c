@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slab_track.c - alloc/free tracking (slub_debug U): each object's last
+ * allocation and last free, with the call stack kept once in the stack
+ * depot, printed in reports, and summed by call site for the alloc_calls
+ * and free_calls attributes.
+ *
+ * Stacks are captured before any allocator lock (the unwinder may fault in
+ * unwind tables) and named only when printed (debug/stacktrace.h: no
+ * dladdr, no allocation).  Times are milliseconds where the kernel counts
+ * jiffies; pid is the process, tid the thread (the kernel's pid).
+ */
+#define _GNU_SOURCE
+#include "slab/slab_debug.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/maps.h"
+#include "base/report.h"
+#include "slab/kmalloc.h"
+#include "debug/stackdepot.h"
+#include "debug/stacktrace.h"
+
+/* Frames captured beyond the ones kept: the allocator's own, dropped. */
+#define TRACK_CAPTURE (TRACK_ADDRS_COUNT + 8)
+
+/*
+ * The allocator's own code, dropped from the front of a stack so that a
+ * track starts at the program's call.  As a shared library (the usual
+ * case, and the preloaded one) that is its text mapping.  Linked into the
+ * program (a static build) it is the functions on the way from an entry
+ * point to the capture, each from its start to its end (its size read
+ * from the symbol table once).
+ */
+struct text_range {
+	uintptr_t start, end;
+};
+static struct text_range own_text[24];
+static unsigned int nr_own_text;
+static pthread_once_t own_text_once = PTHREAD_ONCE_INIT;
+
+static void add_own_function(const void *fn)
+{
+	char name[320];
+	uintptr_t start = (uintptr_t)fn;
+	if (stack_trace_symbol(start, name, sizeof(name)) != STACK_SYM_FUNCTION)
+		return;
+	const char *size = strstr(name, "/0x");
+	if (size && nr_own_text < sizeof(own_text) / sizeof(own_text[0]))
+		own_text[nr_own_text++] = (struct text_range){ start, start + strtoul(size + 3, NULL, 16) };
+}
+
+static void find_own_text(void)
+{
+	struct maps_entry e;
+	char path[256];
+	if (maps_find((uintptr_t)&find_own_text, &e, path, sizeof(path)) && strstr(path, ".so")) {
+		own_text[0] = (struct text_range){ e.start, e.end };
+		nr_own_text = 1;
+	} else {
+		static const void *const path_functions[] = {
+			track_capture, debug_slab_alloc, debug_slab_free, slab_alloc_finish,
+			slab_free_finish, __slab_free, __slab_alloc, kmem_cache_alloc,
+			kmem_cache_alloc_node, kmem_cache_zalloc, kmem_cache_free,
+			kmem_cache_alloc_bulk, kmem_cache_free_bulk, kmalloc, kmalloc_node, kzalloc,
+			kmalloc_array, kcalloc, kfree, kfree_checked, krealloc, kmemdup, kstrdup,
+		};
+		for (size_t i = 0; i < sizeof(path_functions) / sizeof(path_functions[0]); i++)
+			add_own_function(path_functions[i]);
+	}
+}
+
+static bool own_frame(uintptr_t addr)
+{
+	for (unsigned int i = 0; i < nr_own_text; i++)
+		if (addr >= own_text[i].start && addr < own_text[i].end)
+			return true;
+	return false;
+}
+
+__attribute__((noinline)) void track_capture(const struct kmem_cache *s, struct track_stack *ts)
+{
+	uintptr_t frames[TRACK_CAPTURE];
+	ts->addr = 0;
+	ts->handle = 0;
+	if (!(s->flags & SLAB_STORE_USER))
+		return;
+	/* maps is read with open/read: safe here, before any allocator lock. */
+	pthread_once(&own_text_once, find_own_text);
+	unsigned int n = stack_trace_save(frames, TRACK_CAPTURE, 0), first = 0;
+	while (first < n && own_frame(frames[first]))
+		first++;
+	if (first == n)
+		return;
+	if (n - first > TRACK_ADDRS_COUNT)
+		n = first + TRACK_ADDRS_COUNT;
+	ts->addr = frames[first];
+	ts->handle = stack_depot_save(frames + first, n - first);
+}
+
+void set_track(const struct kmem_cache *s, void *object, enum track_item alloc,
+	       const struct track_stack *ts)
+{
+	if (!(s->flags & SLAB_STORE_USER))
+		return;
+	struct track *t = get_track(s, object, alloc);
+	t->addr = ts->addr ? ts->addr : 1;	/* 1: tracked, no stack could be taken */
+	t->handle = ts->handle;
+	t->cpu = (int)os_current_cpu();
+	t->pid = getpid();
+	t->tid = gettid();
+	t->when = os_now_ms();
+}
+
+void init_tracking(const struct kmem_cache *s, void *object)
+{
+	if (s->flags & SLAB_STORE_USER)
+		memset(get_track(s, object, TRACK_ALLOC), 0, 2 * sizeof(struct track));
+}
+
+static void symbol_of(uintptr_t addr, char *buf, size_t len)
+{
+	if (addr <= 1)
+		snprintf(buf, len, "<not-available>");
+	else
+		stack_trace_symbol(addr, buf, len);
+}
+
+static void print_track(const char *what, const struct track *t, unsigned long now)
+{
+	char sym[320];
+	if (!t->addr)
+		return;
+	symbol_of(t->addr, sym, sizeof(sym));
+	slub_report_line("INFO: %s in %s age=%lu cpu=%d pid=%d tid=%d", what, sym,
+			 now - t->when, t->cpu, t->pid, t->tid);
+	const uintptr_t *entries;
+	unsigned int nr = stack_depot_fetch(t->handle, &entries);
+	if (nr)
+		stack_trace_print(entries, nr, " ");
+	else
+		slub_report_line("object %s stack trace missing",
+				 strcmp(what, "Freed") ? "allocation" : "free");
+}
+
+void print_tracking(const struct kmem_cache *s, void *object)
+{
+	if (!(s->flags & SLAB_STORE_USER))
+		return;
+	unsigned long now = os_now_ms();
+	print_track("Allocated", get_track(s, object, TRACK_ALLOC), now);
+	print_track("Freed", get_track(s, object, TRACK_FREE), now);
+}
+
+/* ---- alloc_calls and free_calls ------------------------------------------------------ */
+
+/* One call site: the kernel's struct location, keyed by the caller's address. */
+struct location {
+	uintptr_t addr;
+	unsigned long count;
+	unsigned long sum_time, min_time, max_time;
+	int min_pid, max_pid;
+	unsigned long cpus[SLUB_MAX_CPUS / 64];
+};
+
+struct loc_track {
+	struct location *loc;
+	unsigned long count, max;
+	size_t bytes;
+};
+
+/* Find or insert @t's site in the table kept sorted by address. */
+static void add_location(struct loc_track *lt, const struct track *t, unsigned long now)
+{
+	unsigned long lo = 0, hi = lt->count, age = now - t->when;
+	uintptr_t addr = t->addr > 1 ? t->addr : 0;
+	while (lo < hi) {
+		unsigned long mid = (lo + hi) / 2;
+		if (lt->loc[mid].addr == addr) {
+			struct location *l = &lt->loc[mid];
+			l->count++;
+			if (t->when) {
+				l->sum_time += age;
+				if (age < l->min_time)
+					l->min_time = age;
+				if (age > l->max_time)
+					l->max_time = age;
+				if (t->tid < l->min_pid)
+					l->min_pid = t->tid;
+				if (t->tid > l->max_pid)
+					l->max_pid = t->tid;
+				l->cpus[(unsigned)t->cpu / 64 % (SLUB_MAX_CPUS / 64)] |= 1UL << (t->cpu % 64);
+			}
+			return;
+		}
+		if (lt->loc[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lt->count == lt->max)
+		return;		/* full: the rest are not summed */
+	memmove(&lt->loc[lo + 1], &lt->loc[lo], (lt->count - lo) * sizeof(struct location));
+	lt->count++;
+	struct location *l = &lt->loc[lo];
+	memset(l, 0, sizeof(*l));
+	l->addr = addr;
+	l->count = 1;
+	l->sum_time = l->min_time = l->max_time = age;
+	l->min_pid = l->max_pid = t->tid;
+	l->cpus[(unsigned)t->cpu / 64 % (SLUB_MAX_CPUS / 64)] |= 1UL << (t->cpu % 64);
+}
+
+/* Sites of the objects in use of one slab (those not on its freelist). */
+static void process_slab(struct kmem_cache *s, struct slab *slab, enum track_item alloc,
+			 struct loc_track *lt, unsigned long now)
+{
+	unsigned long free_map[SLAB_MAP_LONGS];
+	union slab_counters c = { .counters = __atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
+	if (slab_flags(slab) & PG_slab_disabled)
+		return;
+	slab_free_map(s, slab, free_map);
+	for (unsigned int i = 0; i < c.objects; i++)
+		if (!(free_map[i / 64] & (1UL << (i % 64))))
+			add_location(lt, get_track(s, slab_object_at(s, slab, i), alloc), now);
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct location *x = a, *y = b;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* The CPU set as the kernel's %*pbl: "0-3,6". */
+static int cpu_list(const unsigned long *cpus, char *buf, size_t len)
+{
+	int n = 0;
+	for (unsigned int c = 0; c < SLUB_MAX_CPUS; c++) {
+		if (!(cpus[c / 64] & (1UL << (c % 64))))
+			continue;
+		unsigned int end = c;
+		while (end + 1 < SLUB_MAX_CPUS && (cpus[(end + 1) / 64] & (1UL << ((end + 1) % 64))))
+			end++;
+		n += snprintf(buf + n, len > (size_t)n ? len - (size_t)n : 0,
+			      end > c ? "%s%u-%u" : "%s%u", n ? "," : "", c, end);
+		c = end;
+	}
+	return n;
+}
+
+ssize_t slab_list_locations(struct kmem_cache *s, enum track_item alloc, char *buf, size_t len)
+{
+	if (!(s->flags & SLAB_STORE_USER))
+		return -ENOSYS;
+	struct kmem_cache_node *n = &s->node[0];
+	struct loc_track lt = { .max = 4096 };
+	lt.bytes = lt.max * sizeof(struct location);
+	lt.loc = os_map_sparse(lt.bytes);
+	if (!lt.loc)
+		return -ENOMEM;
+	unsigned long now = os_now_ms();
+	struct list_head *pos;
+	pthread_mutex_lock(&n->list_lock);
+	list_for_each(pos, &n->partial)
+		process_slab(s, list_entry(pos, struct slab, lru), alloc, &lt, now);
+	list_for_each(pos, &n->full)
+		process_slab(s, list_entry(pos, struct slab, lru), alloc, &lt, now);
+	pthread_mutex_unlock(&n->list_lock);
+	qsort(lt.loc, lt.count, sizeof(struct location), by_count);
+
+	size_t used = 0;
+#define OUT(...)                                                                          \
+	used += (size_t)snprintf(used < len ? buf + used : NULL, used < len ? len - used : 0, \
+				 __VA_ARGS__)
+	for (unsigned long i = 0; i < lt.count; i++) {
+		struct location *l = &lt.loc[i];
+		char sym[320], cpus[256];
+		symbol_of(l->addr, sym, sizeof(sym));
+		OUT("%7lu %s", l->count, sym);
+		if (l->sum_time != l->min_time)
+			OUT(" age=%lu/%lu/%lu", l->min_time, l->sum_time / l->count, l->max_time);
+		else
+			OUT(" age=%lu", l->min_time);
+		if (l->min_pid != l->max_pid)
+			OUT(" pid=%d-%d", l->min_pid, l->max_pid);
+		else
+			OUT(" pid=%d", l->min_pid);
+		if (os_possible_cpus() > 1 && cpu_list(l->cpus, cpus, sizeof(cpus)))
+			OUT(" cpus=%s", cpus);
+		OUT("\n");
+	}
+	if (!lt.count)
+		OUT("No data\n");
+#undef OUT
+	os_release(lt.loc, lt.bytes);
+	return (ssize_t)used;
+}
