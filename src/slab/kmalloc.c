@@ -211,7 +211,9 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 	struct page *page = memmap_virt_to_page_locked(p, &locked);
 	if (page) {
 		struct page *head = compound_head(page);
-		if ((page_flags(head) & PG_kmalloc_large) && p == memmap_page_address(head) &&
+		/* Acquire: pairs with kmalloc_large()'s release, so the order below is the block's. */
+		if ((__atomic_load_n(&head->flags, __ATOMIC_ACQUIRE) & PG_kmalloc_large) &&
+		    p == memmap_page_address(head) &&
 		    (!claim || (__atomic_fetch_and(&head->flags, ~PG_kmalloc_large, __ATOMIC_ACQ_REL) &
 				PG_kmalloc_large))) {
 			*pagep = head;

@@ -32,15 +32,12 @@
  * The allocator's own code, dropped from the front of a stack so that a
  * track starts at the program's call.  As a shared library (the usual
  * case, and the preloaded one) that is its text mapping.  Linked into the
- * program (a static build) it is the functions on the way from an entry
- * point to the capture, each from its start to its end (its size read
- * from the symbol table once).
+ * program (a static build), its objects sit together in the text, so it
+ * is the span from the first to the end of the last of the functions on
+ * the way from an entry point to the capture (static ones between them
+ * included), each function's size read from the symbol table once.
  */
-struct text_range {
-	uintptr_t start, end;
-};
-static struct text_range own_text[24];
-static unsigned int nr_own_text;
+static uintptr_t own_text_start, own_text_end;
 static pthread_once_t own_text_once = PTHREAD_ONCE_INIT;
 
 static void add_own_function(const void *fn)
@@ -50,8 +47,11 @@ static void add_own_function(const void *fn)
 	if (stack_trace_symbol(start, name, sizeof(name)) != STACK_SYM_FUNCTION)
 		return;
 	const char *size = strstr(name, "/0x");
-	if (size && nr_own_text < sizeof(own_text) / sizeof(own_text[0]))
-		own_text[nr_own_text++] = (struct text_range){ start, start + strtoul(size + 3, NULL, 16) };
+	uintptr_t end = size ? start + strtoul(size + 3, NULL, 16) : start + 1;
+	if (!own_text_end || start < own_text_start)
+		own_text_start = start;
+	if (end > own_text_end)
+		own_text_end = end;
 }
 
 static void find_own_text(void)
@@ -59,27 +59,24 @@ static void find_own_text(void)
 	struct maps_entry e;
 	char path[256];
 	if (maps_find((uintptr_t)&find_own_text, &e, path, sizeof(path)) && strstr(path, ".so")) {
-		own_text[0] = (struct text_range){ e.start, e.end };
-		nr_own_text = 1;
-	} else {
-		static const void *const path_functions[] = {
-			track_capture, debug_slab_alloc, debug_slab_free, slab_alloc_finish,
-			slab_free_finish, __slab_free, __slab_alloc, kmem_cache_alloc,
-			kmem_cache_alloc_node, kmem_cache_zalloc, kmem_cache_free,
-			kmem_cache_alloc_bulk, kmem_cache_free_bulk, kmalloc, kmalloc_node, kzalloc,
-			kmalloc_array, kcalloc, kfree, kfree_checked, krealloc, kmemdup, kstrdup,
-		};
-		for (size_t i = 0; i < sizeof(path_functions) / sizeof(path_functions[0]); i++)
-			add_own_function(path_functions[i]);
+		own_text_start = e.start;
+		own_text_end = e.end;
+		return;
 	}
+	static const void *const path_functions[] = {
+		track_capture, debug_slab_alloc, debug_slab_free, slab_alloc_finish,
+		slab_alloc_sized, slab_free_finish, __slab_free, __slab_alloc, kmem_cache_alloc,
+		kmem_cache_alloc_node, kmem_cache_zalloc, kmem_cache_free, kmem_cache_alloc_bulk,
+		kmem_cache_free_bulk, kmalloc, kmalloc_node, kzalloc, kmalloc_array, kcalloc, kfree,
+		kfree_checked, krealloc, kmemdup, kstrdup,
+	};
+	for (size_t i = 0; i < sizeof(path_functions) / sizeof(path_functions[0]); i++)
+		add_own_function(path_functions[i]);
 }
 
 static bool own_frame(uintptr_t addr)
 {
-	for (unsigned int i = 0; i < nr_own_text; i++)
-		if (addr >= own_text[i].start && addr < own_text[i].end)
-			return true;
-	return false;
+	return addr >= own_text_start && addr < own_text_end;
 }
 
 __attribute__((noinline)) void track_capture(const struct kmem_cache *s, struct track_stack *ts)
