@@ -66,6 +66,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "frames of the call stack slub_debug's U keeps per allocation and free") \
 	X(leak_check, "slub_leak_check", OPT_BOOL, 0, 0, 1,                  \
 	  "at exit, list the blocks left allocated by call site (needs slub_debug U)") \
+	X(leak_check_pid, "slub_leak_check_pid", OPT_INT, 0, 0, INT_MAX,      \
+	  "only the process with this pid lists its leaks (0: every one)")    \
 	X(abort_on_error, "slub_abort_on_error", OPT_BOOL, 0, 0, 1,           \
 	  "after an error report, print the stack and abort() (warnings never stop)")
 

@@ -228,12 +228,14 @@ void slub_leak_report(void)
 /*
  * After the program's own destructors and atexit handlers (a preloaded
  * library's destructor runs after those of the program, which was loaded
- * after it), in the process that set slub_leak_check, or any that
- * inherited it.  A process that never allocated lists nothing.
+ * after it), in every process that has slub_leak_check (children inherit
+ * it), or only in slub_leak_check_pid's.  A process that never allocated
+ * lists nothing.
  */
 __attribute__((destructor)) static void leak_check_at_exit(void)
 {
+	long pid = slub_opt(leak_check_pid);
 	if (__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE) && !slub_unusable &&
-	    slub_opt(leak_check))
+	    slub_opt(leak_check) && (!pid || pid == getpid()))
 		slub_leak_report();
 }
