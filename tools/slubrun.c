@@ -47,6 +47,15 @@ static void usage(FILE *out)
 		"                    stack and aborts the program (SIGABRT, status 134), as\n"
 		"                    glibc does; warnings (an allocation failing, an option)\n"
 		"                    never stop it (slub_abort_on_error=1)\n"
+		"  --debug[=FLAGS]   slub_debug=FLAGS (default FZPU) for every cache and for\n"
+		"                    malloc's blocks above 8 KiB (malloc-large): red zones,\n"
+		"                    poisoning, double and invalid frees reported with the\n"
+		"                    stacks that allocated and freed (F checks, Z red zones,\n"
+		"                    P poison, U tracking, T tracing); --options after it win\n"
+		"  --leak-check      at PROGRAM's exit, list what it left allocated, summed\n"
+		"                    by the stack that allocated it (adds U to the debug\n"
+		"                    flags; lines say \"leak\"; blocks still reachable count:\n"
+		"                    nothing is scanned); only the process slubrun starts\n"
 		"  --version         slubrun's version and the library it preloads\n"
 		"  --help            this text\n"
 		"Exit status: PROGRAM's, or 128+N if signal N ended it; 126/127 if it could\n"
@@ -142,8 +151,41 @@ static void add_option(const char *option)
 	join_env("SLUB_OPTIONS", getenv("SLUB_OPTIONS"), " ", option);
 }
 
+static bool leak_check;
+
+/*
+ * --debug and --leak-check: slub_debug=FLAGS, U added for the leak check
+ * (which needs every block's allocation track).  Without --debug, the
+ * leak check keeps a slub_debug the user set in SLUB_OPTIONS or --options
+ * (it lists only the caches whose flags have U) and otherwise adds U alone.
+ */
+static void add_debug(const char *flags, bool leaks, const char *options)
+{
+	char opt[256];
+	if (leaks) {
+		add_option("slub_leak_check=1");
+		const char *env = getenv("SLUB_OPTIONS");
+		bool user_debug = (env && (strstr(env, "slub_debug") || strstr(env, "slab_debug"))) ||
+				  (options && (strstr(options, "slub_debug") || strstr(options, "slab_debug")));
+		if (!flags && user_debug)
+			return;
+	}
+	if (!flags)
+		flags = "";
+	bool has_u = strchr(flags, 'U') || strchr(flags, 'u');
+	snprintf(opt, sizeof(opt), "slub_debug=%s%s", !strcmp(flags, "-") && leaks ? "" : flags,
+		 leaks && !has_u ? "U" : "");
+	add_option(opt);
+}
+
 static _Noreturn void exec_program(char **argv)
 {
+	/* The program is this pid (slubrun's own, or its child's under --stats). */
+	if (leak_check) {
+		char mine[64];
+		snprintf(mine, sizeof(mine), "slub_leak_check_pid=%d", (int)getpid());
+		add_option(mine);
+	}
 	execvp(argv[0], argv);
 	int e = errno;
 	fprintf(stderr, "slubrun: %s: %s\n", argv[0], strerror(e));
@@ -297,7 +339,7 @@ static int run_with_stats(char **argv, enum stats_mode mode)
 
 int main(int argc, char **argv)
 {
-	const char *options = NULL;
+	const char *options = NULL, *debug = NULL;
 	enum stats_mode stats = STATS_NONE;
 	bool help = false, abort_on_error = false;
 	int i = 1;
@@ -313,6 +355,12 @@ int main(int argc, char **argv)
 			stats = STATS_ALL;
 		} else if (!strcmp(argv[i], "--abort-on-error")) {
 			abort_on_error = true;
+		} else if (!strcmp(argv[i], "--debug")) {
+			debug = "FZPU";
+		} else if (!strncmp(argv[i], "--debug=", 8)) {
+			debug = argv[i] + 8;
+		} else if (!strcmp(argv[i], "--leak-check")) {
+			leak_check = true;
 		} else if (!strcmp(argv[i], "--options")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "slubrun: --options needs a SLUB_OPTIONS string, "
@@ -351,6 +399,8 @@ int main(int argc, char **argv)
 		join_env("LD_PRELOAD", lib, ":", getenv("LD_PRELOAD"));
 	if (abort_on_error)
 		add_option("slub_abort_on_error=1");
+	if (debug || leak_check)
+		add_debug(debug, leak_check, options);
 	if (options && *options)
 		add_option(options);
 	if (help) {

@@ -24,6 +24,7 @@
 
 #include "base/start.h"
 #include "malloc/malloc_classes.h"
+#include "malloc/malloc_debug.h"
 #include "malloc/malloc_extents.h"
 #include "slab/slab_debug.h"
 #include "base/os.h"
@@ -168,7 +169,9 @@ static __noinline void free_slow(void *p, const char *caller)
 	if (!p)
 		return;
 	int saved = errno;
-	if (!extent_free(p))
+	if (wild_pointer(p, caller, false))
+		;	/* reported, ignored */
+	else if (!extent_free(p, caller))
 		kfree_checked(p, caller);	/* a kmalloc'ed block, or a report */
 	errno = saved;
 }
@@ -284,6 +287,13 @@ static inline bool realloc_fits(size_t size, size_t old)
 /* Extents, kmalloc's own large blocks and pointers that are not ours. */
 static __noinline void *realloc_slow(void *p, size_t size)
 {
+	void *moved;
+	if (unlikely(extent_debug_flags()) && debug_extent_realloc(p, size, &moved))
+		return moved;	/* a debug extent is checked and moved, never resized */
+	if (extent_report_freed(p, "realloc")) {
+		errno = EINVAL;
+		return NULL;
+	}
 	bool ok;
 	size_t old = usable_size(p, "realloc", &ok);
 	if (!ok) {

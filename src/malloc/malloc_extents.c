@@ -18,6 +18,9 @@
 #include "base/start.h"
 #include "base/options.h"
 #include "page/page_alloc.h"
+#include "base/report.h"
+#include "malloc/malloc_classes.h"
+#include "malloc/malloc_debug.h"
 
 /*
  * The cache: a few freed mappings, 128 MiB at most, each in a slot taken
@@ -266,6 +269,14 @@ void extent_cache_drain(void)
 
 void *extent_alloc(size_t size, size_t align, gfp_t gfp)
 {
+	/* slub_debug for malloc-large: a header, red zones, tracks (malloc_debug.c). */
+	if (unlikely(extent_debug_flags()) && align <= PAGE_SIZE)
+		return debug_extent_alloc(size, align, gfp);
+	return extent_alloc_pages(size, align, gfp);
+}
+
+void *extent_alloc_pages(size_t size, size_t align, gfp_t gfp)
+{
 	if (unlikely(size > PTRDIFF_MAX - PAGE_SIZE)) {
 		errno = ENOMEM;
 		return NULL;
@@ -335,7 +346,64 @@ static struct page *extent_of(const void *p, bool claim, unsigned long *nr)
 	return page;
 }
 
-bool extent_free(void *p)
+/*
+ * The last frees of extents, as the pointers the program had: a free that
+ * finds no extent at one of them is a double free, named so (in release
+ * mode too: the pages may be a free buddy block, cached, unmapped or some
+ * other block by then).  One store per extent free.
+ */
+#define RECENT_FREES 256
+static uintptr_t recent_frees[RECENT_FREES];
+static unsigned int recent_next;
+
+void extent_note_free(const void *p)
+{
+	unsigned int i = __atomic_fetch_add(&recent_next, 1, __ATOMIC_RELAXED) % RECENT_FREES;
+	__atomic_store_n(&recent_frees[i], (uintptr_t)p, __ATOMIC_RELAXED);
+}
+
+bool extent_freed_recently(const void *p)
+{
+	for (unsigned int i = 0; i < RECENT_FREES; i++)
+		if (__atomic_load_n(&recent_frees[i], __ATOMIC_RELAXED) == (uintptr_t)p)
+			return true;
+	return false;
+}
+
+/* A kmalloc'ed large block now: a pointer kfree_checked() takes, not a double free. */
+static bool is_kmalloc_large(const void *p)
+{
+	bool locked;
+	struct page *page = memmap_virt_to_page_locked(p, &locked);
+	bool ret = page && (page_flags(page) & PG_kmalloc_large);
+	if (locked)
+		memmap_unlock();
+	return ret;
+}
+
+bool extent_report_freed(const void *p, const char *caller)
+{
+	if (((uintptr_t)p & (ARCH_SLAB_MINALIGN - 1)) || !extent_freed_recently(p) ||
+	    extent_bytes(p) || is_kmalloc_large(p))
+		return false;
+	slub_report("%s: %s %p (a block above %lu KiB, freed before); ignored", caller,
+		    strcmp(caller, "realloc") ? "double free of" : "realloc of freed block", p,
+		    (unsigned long)MALLOC_MAX_CLASS_SIZE >> 10);
+	return true;
+}
+
+bool extent_free(void *p, const char *caller)
+{
+	if (unlikely(extent_debug_flags()) && debug_extent_free(p, caller))
+		return true;
+	if (extent_free_pages(p)) {
+		extent_note_free(p);
+		return true;
+	}
+	return extent_report_freed(p, caller);
+}
+
+bool extent_free_pages(void *p)
 {
 	unsigned long nr;
 	struct page *page = extent_of(p, true, &nr);
@@ -354,6 +422,16 @@ bool extent_free(void *p)
 }
 
 size_t extent_usable_size(const void *p)
+{
+	if (unlikely(extent_debug_flags())) {
+		size_t asked = debug_extent_size(p);
+		if (asked)
+			return asked;
+	}
+	return extent_bytes(p);
+}
+
+size_t extent_bytes(const void *p)
 {
 	unsigned long nr;
 	struct page *page = extent_of(p, false, &nr);

@@ -9,8 +9,20 @@
 
 /* @size bytes of whole pages aligned to @align (0 or a power of two); NULL + ENOMEM. */
 __hidden void *extent_alloc(size_t size, size_t align, gfp_t gfp);
-/* Free @p if it is an extent's start (true); false: not an extent. */
-__hidden bool extent_free(void *p);
+/*
+ * Free @p if it is an extent's start (true); true also after reporting a
+ * double free of one (@caller names the call); false: not an extent.
+ */
+__hidden bool extent_free(void *p, const char *caller);
+/* The same without the debug layer: the extent's pages (malloc_debug.c). */
+__hidden void *extent_alloc_pages(size_t size, size_t align, gfp_t gfp);
+__hidden bool extent_free_pages(void *p);
+__hidden size_t extent_bytes(const void *p);
+/* Remember a freed extent's pointer; was @p among the last ones freed? */
+__hidden void extent_note_free(const void *p);
+__hidden bool extent_freed_recently(const void *p);
+/* @p is no block but one of the last extents freed: report a double free (true). */
+__hidden bool extent_report_freed(const void *p, const char *caller);
 /* The bytes of the extent that starts at @p, or 0 if @p is none. */
 __hidden size_t extent_usable_size(const void *p);
 /*

@@ -206,11 +206,12 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 		*slabp = slab;
 		return KOBJ_SLAB;
 	}
-	bool locked;
+	bool locked, interior = false;
 	enum kobj_kind kind = KOBJ_BAD;
 	struct page *page = memmap_virt_to_page_locked(p, &locked);
 	if (page) {
 		struct page *head = compound_head(page);
+		interior = p != memmap_page_address(head);
 		/* Acquire: pairs with kmalloc_large()'s release, so the order below is the block's. */
 		if ((__atomic_load_n(&head->flags, __ATOMIC_ACQUIRE) & PG_kmalloc_large) &&
 		    p == memmap_page_address(head) &&
@@ -223,9 +224,28 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 	}
 	if (locked)
 		memmap_unlock();
-	if (kind == KOBJ_BAD)
+	if (kind == KOBJ_BAD && interior)
+		slub_report("%s: invalid pointer %p (inside libslub's heap, but not the start of a "
+			    "block it handed out); ignored", caller, p);
+	else if (kind == KOBJ_BAD)
 		slub_report("%s: invalid pointer %p (not allocated by libslub); ignored", caller, p);
 	return kind;
+}
+
+bool wild_pointer(const void *p, const char *caller, bool zero_size_ok)
+{
+	uintptr_t a = (uintptr_t)p;
+	if (a >= PAGE_SIZE && a < (1UL << 47))
+		return false;
+	if (!a || (zero_size_ok && p == ZERO_SIZE_PTR))
+		return false;
+	if (a < PAGE_SIZE)
+		slub_report("%s: invalid pointer %p (a small integer, not an address); ignored",
+			    caller, p);
+	else
+		slub_report("%s: invalid pointer %p (not a canonical user-space address); ignored",
+			    caller, p);
+	return true;
 }
 
 size_t ksize_of(const void *p, const char *caller, bool *ok)
@@ -235,6 +255,10 @@ size_t ksize_of(const void *p, const char *caller, bool *ok)
 	struct page *page;
 	unsigned int order;
 	*ok = true;
+	if (unlikely(wild_pointer(p, caller, true))) {
+		*ok = false;
+		return 0;
+	}
 	if (ZERO_OR_NULL_PTR(p))
 		return 0;
 	switch (classify(p, caller, false, &s, &slab, &page, &order)) {
@@ -262,7 +286,11 @@ void kfree_checked(const void *p, const char *caller)
 	struct slab *slab;
 	struct page *page;
 	unsigned int order;
-	if (unlikely(ZERO_OR_NULL_PTR(p)))
+	if (unlikely(ZERO_OR_NULL_PTR(p))) {
+		wild_pointer(p, caller, true);	/* 1 to 15: reported */
+		return;
+	}
+	if (unlikely(wild_pointer(p, caller, true)))
 		return;
 	switch (classify(p, caller, true, &s, &slab, &page, &order)) {
 	case KOBJ_SLAB:

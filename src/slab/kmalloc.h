@@ -52,5 +52,12 @@ static inline size_t slab_ksize(const struct kmem_cache *s)
  */
 __hidden size_t ksize_of(const void *p, const char *caller, bool *ok);
 __hidden void kfree_checked(const void *p, const char *caller);
+/*
+ * A value no allocator hands out, reported as @caller's (true): a small
+ * integer (below the first page; ZERO_SIZE_PTR too unless @zero_size_ok:
+ * kmalloc(0) gives it, malloc(0) never does) or an address that is not
+ * canonical.  ZERO_OR_NULL_PTR() used to take 1 to 16 silently.
+ */
+__hidden bool wild_pointer(const void *p, const char *caller, bool zero_size_ok);
 
 #endif

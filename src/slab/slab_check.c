@@ -54,16 +54,29 @@ static void count_error(void)
 	slab_debug_errors++;
 }
 
-static void slab_bug(struct kmem_cache *s, const char *fmt, va_list ap)
+static void vdebug_bug(const char *name, const char *fmt, va_list ap)
 {
 	char what[SLUB_REPORT_LINE / 2];
 	vsnprintf(what, sizeof(what), fmt, ap);
 	slub_report_line("=============================================================================");
-	slub_report_error("BUG %s (%s): %s", s ? s->name : "<unknown>",
+	slub_report_error("BUG %s (%s): %s", name ? name : "<unknown>",
 			  READ_ONCE(tainted) ? "Tainted: B" : "Not tainted", what);
 	slub_report_line("-----------------------------------------------------------------------------\n");
 	count_error();
 	WRITE_ONCE(tainted, true);
+}
+
+static void slab_bug(struct kmem_cache *s, const char *fmt, va_list ap)
+{
+	vdebug_bug(s ? s->name : NULL, fmt, ap);
+}
+
+void debug_bug(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vdebug_bug(name, fmt, ap);
+	va_end(ap);
 }
 
 static void slab_bugf(struct kmem_cache *s, const char *fmt, ...)
@@ -74,15 +87,28 @@ static void slab_bugf(struct kmem_cache *s, const char *fmt, ...)
 	va_end(ap);
 }
 
-void slab_fix(struct kmem_cache *s, const char *fmt, ...)
+static void vdebug_fix(const char *name, const char *fmt, va_list ap)
 {
 	char what[SLUB_REPORT_LINE / 2];
+	vsnprintf(what, sizeof(what), fmt, ap);
+	slub_report_error("FIX %s: %s", name, what);
+	count_error();
+}
+
+void slab_fix(struct kmem_cache *s, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	vdebug_fix(s->name, fmt, ap);
 	va_end(ap);
-	slub_report_error("FIX %s: %s", s->name, what);
-	count_error();
+}
+
+void debug_fix(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vdebug_fix(name, fmt, ap);
+	va_end(ap);
 }
 
 /* The kernel's print_hex_dump(DUMP_PREFIX_ADDRESS, 16 bytes a row, ASCII column). */
@@ -186,8 +212,7 @@ static void restore_bytes(struct kmem_cache *s, const char *what, uint8_t value,
 	memset(from, value, (size_t)(to - from));
 }
 
-/* The first byte of [start, start + bytes) that is not @value, or NULL. */
-static uint8_t *memchr_inv(uint8_t *start, uint8_t value, size_t bytes)
+uint8_t *memchr_inv(uint8_t *start, uint8_t value, size_t bytes)
 {
 	for (size_t i = 0; i < bytes; i++)
 		if (start[i] != value)

@@ -120,6 +120,15 @@ __hidden void slab_err(struct kmem_cache *s, struct slab *slab, const char *fmt,
 	__printf(3, 4);
 __hidden void slab_fix(struct kmem_cache *s, const char *fmt, ...) __printf(2, 3);
 __hidden void print_section(const char *prefix, const void *addr, size_t length);
+/*
+ * The same banner and FIX line for memory that is no cache's object (the
+ * malloc library's extents, named as a pseudo-cache "malloc-large"): each
+ * counts one error, as slab_fix() does.
+ */
+__hidden void debug_bug(const char *name, const char *fmt, ...) __printf(2, 3);
+__hidden void debug_fix(const char *name, const char *fmt, ...) __printf(2, 3);
+/* The first byte of [start, start + bytes) that is not @value, or NULL. */
+__hidden uint8_t *memchr_inv(uint8_t *start, uint8_t value, size_t bytes);
 /* This thread's count of debug errors (validate returns its own). */
 extern __hidden __thread unsigned long slab_debug_errors __attribute__((tls_model("initial-exec")));
 
@@ -130,6 +139,14 @@ __hidden void set_track(const struct kmem_cache *s, void *object, enum track_ite
 			const struct track_stack *ts);
 __hidden void init_tracking(const struct kmem_cache *s, void *object);
 __hidden void print_tracking(const struct kmem_cache *s, void *object);
+/*
+ * The same for memory outside the caches (malloc's debug extents): the
+ * caller's stack with the allocator's frames dropped, a track filled
+ * from it, and its "INFO: Allocated in ..." lines.
+ */
+__hidden void track_save_stack(struct track_stack *ts);
+__hidden void track_fill(struct track *t, const struct track_stack *ts);
+__hidden void track_print(const char *what, const struct track *t, unsigned long now);
 /* The alloc_calls / free_calls attribute text; -ENOSYS without U. */
 __hidden ssize_t slab_list_locations(struct kmem_cache *s, enum track_item alloc, char *buf,
 				     size_t len);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "base/maps.h"
+#include "base/options.h"
 #include "base/report.h"
 #include "slab/kmalloc.h"
 #include "debug/stackdepot.h"
@@ -64,7 +65,7 @@ static void find_own_text(void)
 		return;
 	}
 	static const void *const path_functions[] = {
-		track_capture, debug_slab_alloc, debug_slab_free, slab_alloc_finish,
+		track_save_stack, track_capture, debug_slab_alloc, debug_slab_free, slab_alloc_finish,
 		slab_alloc_sized, slab_free_finish, __slab_free, __slab_alloc, kmem_cache_alloc,
 		kmem_cache_alloc_node, kmem_cache_zalloc, kmem_cache_free, kmem_cache_alloc_bulk,
 		kmem_cache_free_bulk, kmalloc, kmalloc_node, kzalloc, kmalloc_array, kcalloc, kfree,
@@ -79,38 +80,54 @@ static bool own_frame(uintptr_t addr)
 	return addr >= own_text_start && addr < own_text_end;
 }
 
-__attribute__((noinline)) void track_capture(const struct kmem_cache *s, struct track_stack *ts)
+/*
+ * Up to slub_debug_frames frames (16, the kernel's TRACK_ADDRS_COUNT, at
+ * most): each frame costs unwinding time on every tracked call, and a
+ * whole program in debug mode makes millions of them.
+ */
+__attribute__((noinline)) void track_save_stack(struct track_stack *ts)
 {
 	uintptr_t frames[TRACK_CAPTURE];
+	unsigned int keep = (unsigned int)slub_opt(debug_frames);
 	ts->addr = 0;
 	ts->handle = 0;
-	if (!(s->flags & SLAB_STORE_USER))
-		return;
 	/* maps is read with open/read: safe here, before any allocator lock. */
 	pthread_once(&own_text_once, find_own_text);
-	unsigned int n = stack_trace_save(frames, TRACK_CAPTURE, 0), first = 0;
+	unsigned int n = stack_trace_save(frames, keep + TRACK_CAPTURE - TRACK_ADDRS_COUNT, 0);
+	unsigned int first = 0;
 	while (first < n && own_frame(frames[first]))
 		first++;
 	if (first == n)
 		return;
-	if (n - first > TRACK_ADDRS_COUNT)
-		n = first + TRACK_ADDRS_COUNT;
+	if (n - first > keep)
+		n = first + keep;
 	ts->addr = frames[first];
 	ts->handle = stack_depot_save(frames + first, n - first);
 }
 
-void set_track(const struct kmem_cache *s, void *object, enum track_item alloc,
-	       const struct track_stack *ts)
+__attribute__((noinline)) void track_capture(const struct kmem_cache *s, struct track_stack *ts)
 {
-	if (!(s->flags & SLAB_STORE_USER))
-		return;
-	struct track *t = get_track(s, object, alloc);
+	ts->addr = 0;
+	ts->handle = 0;
+	if (s->flags & SLAB_STORE_USER)
+		track_save_stack(ts);
+}
+
+void track_fill(struct track *t, const struct track_stack *ts)
+{
 	t->addr = ts->addr ? ts->addr : 1;	/* 1: tracked, no stack could be taken */
 	t->handle = ts->handle;
 	t->cpu = (int)os_current_cpu();
 	t->pid = getpid();
 	t->tid = gettid();
 	t->when = os_now_ms();
+}
+
+void set_track(const struct kmem_cache *s, void *object, enum track_item alloc,
+	       const struct track_stack *ts)
+{
+	if (s->flags & SLAB_STORE_USER)
+		track_fill(get_track(s, object, alloc), ts);
 }
 
 void init_tracking(const struct kmem_cache *s, void *object)
@@ -127,7 +144,7 @@ static void symbol_of(uintptr_t addr, char *buf, size_t len)
 		stack_trace_symbol(addr, buf, len);
 }
 
-static void print_track(const char *what, const struct track *t, unsigned long now)
+void track_print(const char *what, const struct track *t, unsigned long now)
 {
 	char sym[320];
 	if (!t->addr)
@@ -149,8 +166,8 @@ void print_tracking(const struct kmem_cache *s, void *object)
 	if (!(s->flags & SLAB_STORE_USER))
 		return;
 	unsigned long now = os_now_ms();
-	print_track("Allocated", get_track(s, object, TRACK_ALLOC), now);
-	print_track("Freed", get_track(s, object, TRACK_FREE), now);
+	track_print("Allocated", get_track(s, object, TRACK_ALLOC), now);
+	track_print("Freed", get_track(s, object, TRACK_FREE), now);
 }
 
 /* ---- alloc_calls and free_calls ------------------------------------------------------ */

@@ -4,8 +4,13 @@
 # malloc and then under slubrun (libslub-malloc.so preloaded), and require
 # the same output, the same exit status, and no report from libslub.
 # CASE: python, threads, sort, gzip, xz, git, gcc, sqlite, redis, shell.
+# MODE (optional third argument): debug - under slubrun --debug (slub_debug
+# FZPU on every cache and on malloc-large), where the outputs must still be
+# the same and no BUG report may come.
 set -euo pipefail
-build=$(cd "$1" && pwd) case=$2
+build=$(cd "$1" && pwd) case=$2 mode=${3:-release}
+slubrun_opts=()
+[ "$mode" = debug ] && slubrun_opts=(--debug)
 here=$(cd "$(dirname "$0")" && pwd)
 slubrun=$build/tools/slubrun
 # The work dir is removed by a parent that signals nothing.  An EXIT trap
@@ -32,15 +37,15 @@ same() {
   local name=$1; shift
   local st_glibc=0 st_slub=0
   "$@" >"$name.glibc" 2>"$name.glibc.err" || st_glibc=$?
-  "$slubrun" -- "$@" >"$name.slub" 2>"$name.slub.err" || st_slub=$?
+  "$slubrun" "${slubrun_opts[@]}" -- "$@" >"$name.slub" 2>"$name.slub.err" || st_slub=$?
   [ "$st_glibc" = "$st_slub" ] || fail "$name: exit status $st_slub on libslub, $st_glibc on glibc"
   cmp -s "$name.glibc" "$name.slub" || fail "$name: output differs:
 $(diff "$name.glibc" "$name.slub" | head -20)"
-  if grep -q '^slub: ' "$name.slub.err"; then
+  if grep -qE '^(slub: |BUG |FIX )' "$name.slub.err"; then
     fail "$name: libslub reported:
-$(grep '^slub: ' "$name.slub.err" | head -5)"
+$(grep -E '^(slub: |BUG |FIX |INFO: )' "$name.slub.err" | head -12)"
   fi
-  echo "real_programs[$case]: $name: same output ($(wc -c <"$name.glibc") bytes), status $st_glibc"
+  echo "real_programs[$case]: $name: same output ($(wc -c <"$name.glibc") bytes), status $st_glibc${slubrun_opts[*]:+ (${slubrun_opts[*]})}"
 }
 
 # A large text file: 2 million numbered lines in a fixed shuffled order.

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_malloc_debug.c - the classic heap bugs against the malloc library,
+ * in debug mode (slub_debug=FZPU) and in release mode: each case runs in a
+ * child process of its own (this program again, with the case's name and
+ * SLUB_OPTIONS), which commits the bug and goes on; the parent checks that
+ * the child's reports name the bug, and that the child went on to its end.
+ * Sizes cover small classes, page-sized objects and extents (> 8 KiB).
+ */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#define DEBUG "slub_debug=FZPU"
+#define DONE "-- the program went on --"
+
+static const size_t sizes[] = { 24, 100, 4000, 20000, 300000 };
+
+/* Keep the compiler from knowing what these pointers are (no -Wfree-nonheap-object). */
+static void *opaque(void *p)
+{
+	__asm__ volatile("" : "+r"(p));
+	return p;
+}
+
+static __attribute__((noinline)) void *leak_here(size_t n)
+{
+	return opaque(malloc(n));
+}
+
+/* ---- the bugs, in the child --------------------------------------------------- */
+
+static __attribute__((noinline)) int child(const char *what, size_t n, long arg)
+{
+	char *p = malloc(n), *q = malloc(n);
+	memset(p, 'a', n);
+	if (!strcmp(what, "double")) {
+		free(p);
+		free(opaque(p));
+	} else if (!strcmp(what, "interleaved")) {
+		free(p);
+		free(q);
+		free(opaque(p));
+		q = NULL;
+	} else if (!strcmp(what, "overflow")) {
+		p[n - 1 + (size_t)arg] = 'X';
+		free(p);
+	} else if (!strcmp(what, "underflow")) {
+		p[-arg] = 'X';
+		free(p);
+	} else if (!strcmp(what, "after_free")) {
+		free(p);
+		((char *)opaque(p))[arg] = 'X';
+		/* Reuse: slabs check a free object when it is handed out again;
+		 * extents when they leave the quarantine of the last 64 frees. */
+		for (int i = 0; i < 70; i++)
+			free(malloc(n));
+	} else if (!strcmp(what, "realloc_freed")) {
+		free(p);
+		void *r = realloc(opaque(p), n * 2);
+		printf("realloc gave %p\n", r);
+	} else if (!strcmp(what, "stack")) {
+		char local[64];
+		free(opaque(local));
+		free(p);
+	} else if (!strcmp(what, "interior")) {
+		free(opaque(p + 64));
+		free(p);
+	} else if (!strcmp(what, "unaligned")) {
+		free(opaque(p + 1));
+		free(p);
+	} else if (!strcmp(what, "foreign")) {
+		static char global[256];
+		free(opaque(global));
+		free(p);
+	} else if (!strcmp(what, "tiny")) {
+		free(opaque((void *)(uintptr_t)arg));
+		free(p);
+	} else if (!strcmp(what, "leak")) {
+		for (long i = 0; i < 3 + arg; i++)	/* one call site: not unrolled */
+			leak_here(32);
+		leak_here(n);
+		free(p);
+	} else if (!strcmp(what, "clean")) {
+		/* Legal use at every size: no report may come. */
+		for (int i = 0; i < 200; i++) {
+			size_t m = 1 + (size_t)i * 997 % 40000;
+			char *r = malloc(m);
+			memset(r, 1, m);
+			r = realloc(r, m * 2);
+			memset(r, 2, m * 2);
+			r = realloc(r, m / 2 + 1);
+			memset(r, 3, malloc_usable_size(r));
+			free(r);
+		}
+		void *a = aligned_alloc(4096, 20000);
+		memset(a, 0, 20000);
+		free(a);
+		a = calloc(1, 50000);
+		CHECK(((char *)a)[49999] == 0);
+		free(a);
+		free(p);
+	}
+	free(q);
+	printf("%s\n", DONE);
+	fflush(stdout);
+	return 0;
+}
+
+/* ---- the parent --------------------------------------------------------------- */
+
+/* Run a case; its stdout and stderr together in @out. */
+static int run_case(const char *options, const char *what, size_t n, long arg, char *out,
+		    size_t len)
+{
+	int fd[2];
+	if (pipe(fd))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		char ns[32], as[32];
+		snprintf(ns, sizeof(ns), "%zu", n);
+		snprintf(as, sizeof(as), "%ld", arg);
+		dup2(fd[1], 1);
+		dup2(fd[1], 2);
+		close(fd[0]);
+		setenv("SLUB_OPTIONS", options, 1);
+		execl("/proc/self/exe", "test_malloc_debug", what, ns, as, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	size_t used = 0;
+	ssize_t r;
+	while (used + 1 < len && (r = read(fd[0], out + used, len - 1 - used)) > 0)
+		used += (size_t)r;
+	out[used] = 0;
+	char drain[4096];
+	while (read(fd[0], drain, sizeof(drain)) > 0)
+		;
+	close(fd[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static char out[1 << 18];
+
+/* The case ran to its end and its reports hold @want (and @also, if given). */
+static void expect(const char *options, const char *what, size_t n, long arg, const char *want,
+		   const char *also)
+{
+	int status = run_case(options, what, n, arg, out, sizeof(out));
+	bool ok = status == 0 && strstr(out, DONE) && strstr(out, want) && (!also || strstr(out, also));
+	CHECK(ok);
+	if (!ok)
+		fprintf(stderr, "   %s %s size %zu arg %ld: status %d, wanted \"%s\"%s%s%s; got:\n%.3000s\n",
+			options, what, n, arg, status, want, also ? " and \"" : "", also ? also : "",
+			also ? "\"" : "", out);
+}
+
+static void double_free(void)
+{
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		expect(DEBUG, "double", sizes[i], 0, "Object already free", NULL);
+		expect(DEBUG, "interleaved", sizes[i], 0, "Object already free", NULL);
+	}
+	/* Release mode: an extent's double free by its name, not "invalid pointer". */
+	expect("", "double", 20000, 0, "double free of", NULL);
+	expect("", "interleaved", 300000, 0, "double free of", NULL);
+}
+
+static void invalid_free(void)
+{
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		expect(DEBUG, "stack", sizes[i], 0, "free: invalid pointer", "not allocated by libslub");
+		/* "... is not the start of an object in malloc-32", or of an extent */
+		expect(DEBUG, "interior", sizes[i], 0, "not the start of", NULL);
+		expect(DEBUG, "unaligned", sizes[i], 0, "not the start of", NULL);
+		expect(DEBUG, "foreign", sizes[i], 0, "free: invalid pointer", "not allocated by libslub");
+	}
+	/* Release mode: small integers and non-canonical values are named, not taken. */
+	expect("", "tiny", 100, 1, "invalid pointer 0x1 (a small integer", NULL);
+	expect("", "tiny", 100, 16, "invalid pointer 0x10 (a small integer", NULL);
+	expect("", "tiny", 100, 4095, "invalid pointer 0xfff (a small integer", NULL);
+	expect("", "tiny", 100, (long)0x8000000000001000UL, "not a canonical", NULL);
+	expect("", "interior", 20000, 0, "not the start of a block", NULL);
+}
+
+static void overflow_underflow(void)
+{
+	static const long by[] = { 1, 8, 16 };
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (size_t j = 0; j < sizeof(by) / sizeof(by[0]); j++) {
+			expect(DEBUG, "overflow", sizes[i], by[j], "Redzone overwritten", "FIX ");
+			expect(DEBUG, "underflow", sizes[i], by[j], "Redzone overwritten", "FIX ");
+		}
+	expect(DEBUG, "overflow", 20000, 1, "BUG malloc-large (Not tainted): Right Redzone overwritten",
+	       "First byte 0x58 instead of 0xcc");
+	expect(DEBUG, "underflow", 20000, 1, "BUG malloc-large (Not tainted): Left Redzone overwritten",
+	       "INFO: Allocated in child+");
+}
+
+static void after_free(void)
+{
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		expect(DEBUG, "after_free", sizes[i], 10, "Poison overwritten", "INFO: Freed in child+");
+}
+
+static void realloc_freed(void)
+{
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		expect(DEBUG, "realloc_freed", sizes[i], 0, "already free", NULL);
+	expect("", "realloc_freed", 20000, 0, "realloc of freed block", NULL);
+}
+
+static void leaks(void)
+{
+	expect(DEBUG " slub_leak_check=1", "leak", 20000, 0,
+	       "leak: 3 objects, 96 bytes, allocated in leak_here", "leak: 1 object, 20000 bytes");
+	CHECK(!strstr(out, "BUG"));
+	expect("slub_debug=U slub_leak_check=1", "clean", 100, 0, "leak: no leaks", NULL);
+}
+
+static void no_false_reports(void)
+{
+	expect(DEBUG, "clean", 100, 0, DONE, NULL);
+	CHECK(!strstr(out, "BUG") && !strstr(out, "slub:"));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4)
+		return child(argv[1], strtoul(argv[2], NULL, 0), strtol(argv[3], NULL, 0));
+	RUN(double_free);
+	RUN(invalid_free);
+	RUN(overflow_underflow);
+	RUN(after_free);
+	RUN(realloc_freed);
+	RUN(leaks);
+	RUN(no_false_reports);
+	return check_done();
+}
