@@ -159,14 +159,27 @@ static bool leak_check;
  * leak check keeps a slub_debug the user set in SLUB_OPTIONS or --options
  * (it lists only the caches whose flags have U) and otherwise adds U alone.
  */
+/* Does the options line @s set slub_debug (or slab_debug), bare or with a value? */
+static bool sets_debug(const char *s)
+{
+	while (s && *s) {
+		s += strspn(s, " \t");
+		size_t len = strcspn(s, " \t");
+		for (const char *name = "slub_debug"; name; name = *name == 's' && name[2] == 'u' ?
+							     "slab_debug" : NULL)
+			if (len >= 10 && !strncmp(s, name, 10) && (len == 10 || s[10] == '='))
+				return true;	/* not slub_debug_frames */
+		s += len;
+	}
+	return false;
+}
+
 static void add_debug(const char *flags, bool leaks, const char *options)
 {
 	char opt[256];
 	if (leaks) {
 		add_option("slub_leak_check=1");
-		const char *env = getenv("SLUB_OPTIONS");
-		bool user_debug = (env && (strstr(env, "slub_debug") || strstr(env, "slab_debug"))) ||
-				  (options && (strstr(options, "slub_debug") || strstr(options, "slab_debug")));
+		bool user_debug = sets_debug(getenv("SLUB_OPTIONS")) || sets_debug(options);
 		if (!flags && user_debug)
 			return;
 	}

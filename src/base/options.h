@@ -62,8 +62,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "at exit, append a table of the caches to this file (- : stderr)")  \
 	X(exit_stats_pid, "slub_exit_stats_pid", OPT_INT, 0, 0, INT_MAX,       \
 	  "only the process with this pid writes the slub_exit_stats table (0: every one)") \
-	X(debug_frames, "slub_debug_frames", OPT_INT, 16, 1, 16,              \
-	  "frames of the call stack slub_debug's U keeps per allocation and free") \
+	X(debug_frames, "slub_debug_frames", OPT_INT, 16, 0, 16,              \
+	  "frames of the call stack slub_debug's U keeps per allocation and free (0: the caller only)") \
 	X(leak_check, "slub_leak_check", OPT_BOOL, 0, 0, 1,                  \
 	  "at exit, list the blocks left allocated by call site (needs slub_debug U)") \
 	X(leak_check_pid, "slub_leak_check_pid", OPT_INT, 0, 0, INT_MAX,      \

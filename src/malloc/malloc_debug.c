@@ -261,7 +261,7 @@ void *debug_extent_alloc(size_t size, size_t align, gfp_t gfp)
 	struct track_stack ts = { 0, 0 };
 	unsigned int flags = extent_debug_flags();
 	if (flags & SLAB_STORE_USER)
-		track_save_stack(&ts);	/* before any allocator lock */
+		track_save_stack(&ts, 0);	/* before any allocator lock */
 	size_t total = offset + size + EXTENT_RED_MIN;
 	uint8_t *start = extent_alloc_pages(total, 0, gfp);
 	if (!start)
@@ -301,7 +301,7 @@ bool debug_extent_free(void *p, const char *caller)
 	unsigned int flags = extent_debug_flags();
 	if (flags & SLAB_STORE_USER) {
 		struct track_stack ts;
-		track_save_stack(&ts);
+		track_save_stack(&ts, 0);
 		track_fill(&h->track[TRACK_FREE], &ts);
 	}
 	check_red_zones(h);

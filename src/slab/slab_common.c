@@ -128,6 +128,7 @@ void slab_fork_parent(void)
 
 void slab_fork_child(void)
 {
+	track_fork_child();
 	struct list_head *pos;
 	list_for_each(pos, &slab_caches) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);

@@ -134,7 +134,8 @@ extern __hidden __thread unsigned long slab_debug_errors __attribute__((tls_mode
 
 /* ---- tracks (slab_track.c) ------------------------------------------------ */
 
-__hidden void track_capture(const struct kmem_cache *s, struct track_stack *ts);
+/* @ret: __builtin_return_address(0) of the debug path's entry (see track_save_stack). */
+__hidden void track_capture(const struct kmem_cache *s, struct track_stack *ts, uintptr_t ret);
 __hidden void set_track(const struct kmem_cache *s, void *object, enum track_item alloc,
 			const struct track_stack *ts);
 __hidden void init_tracking(const struct kmem_cache *s, void *object);
@@ -144,7 +145,9 @@ __hidden void print_tracking(const struct kmem_cache *s, void *object);
  * caller's stack with the allocator's frames dropped, a track filled
  * from it, and its "INFO: Allocated in ..." lines.
  */
-__hidden void track_save_stack(struct track_stack *ts);
+__hidden void track_save_stack(struct track_stack *ts, uintptr_t ret);
+/* fork(): the child's thread has other ids. */
+__hidden void track_fork_child(void);
 __hidden void track_fill(struct track *t, const struct track_stack *ts);
 __hidden void track_print(const char *what, const struct track *t, unsigned long now);
 /* The alloc_calls / free_calls attribute text; -ENOSYS without U. */

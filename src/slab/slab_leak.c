@@ -169,15 +169,25 @@ static enum leak_kind leak_kind_of(const struct leak_site *site)
 	char sym[320];
 	if (site->addr <= 1 && !site->handle)
 		return LEAK_STARTUP;
-	if (stack_trace_symbol(site->addr, sym, sizeof(sym)) == STACK_SYM_FUNCTION &&
-	    !strncmp(sym, "_IO_file_doallocate+", 20) && strstr(sym, "[libc.so"))
+	enum stack_trace_found found = stack_trace_symbol(site->addr, sym, sizeof(sym));
+	if (found == STACK_SYM_FUNCTION && !strncmp(sym, "_IO_file_doallocate+", 20) &&
+	    strstr(sym, "[libc.so"))
 		return LEAK_STDIO;
+	/* The dynamic loader's own blocks (tracked once slub_debug_frames=0 needs no unwinder). */
+	if (strstr(sym, "/ld-linux") || strstr(sym, "[ld-linux"))
+		return LEAK_STARTUP;
 	return LEAK_PROGRAM;
 }
 
 void slub_leak_report(void)
 {
 	struct leak_table lt;
+	if (!slub_debug_any(SLAB_STORE_USER)) {
+		/* Saying "no leaks" here would be a guess: nothing was tracked. */
+		slub_warn("leak check: no cache tracks allocations (slub_debug without U); "
+			  "nothing to list");
+		return;
+	}
 	if (!leak_table_init(&lt)) {
 		slub_warn("leak check: no memory for the table of call sites; nothing listed");
 		return;

@@ -82,10 +82,13 @@ static bool own_frame(uintptr_t addr)
 
 /*
  * Up to slub_debug_frames frames (16, the kernel's TRACK_ADDRS_COUNT, at
- * most): each frame costs unwinding time on every tracked call, and a
- * whole program in debug mode makes millions of them.
+ * most): each frame costs unwinding time on every tracked call (some 2000
+ * instructions a frame with glibc's unwinder), and a whole program in
+ * debug mode makes millions of them.  @ret: the allocator's caller if the
+ * path to here was all tail calls (then a track with no stack needs no
+ * unwinding at all), else an address of our own, or 0.
  */
-__attribute__((noinline)) void track_save_stack(struct track_stack *ts)
+__attribute__((noinline)) void track_save_stack(struct track_stack *ts, uintptr_t ret)
 {
 	uintptr_t frames[TRACK_CAPTURE];
 	unsigned int keep = (unsigned int)slub_opt(debug_frames);
@@ -93,33 +96,54 @@ __attribute__((noinline)) void track_save_stack(struct track_stack *ts)
 	ts->handle = 0;
 	/* maps is read with open/read: safe here, before any allocator lock. */
 	pthread_once(&own_text_once, find_own_text);
-	unsigned int n = stack_trace_save(frames, keep + TRACK_CAPTURE - TRACK_ADDRS_COUNT, 0);
+	if (!keep && ret && !own_frame(ret)) {
+		ts->addr = ret;		/* slub_debug_frames=0: the caller alone */
+		return;
+	}
+	unsigned int n = stack_trace_save(frames, (keep ? keep : 1) + TRACK_CAPTURE -
+					  TRACK_ADDRS_COUNT, 0);
 	unsigned int first = 0;
 	while (first < n && own_frame(frames[first]))
 		first++;
 	if (first == n)
 		return;
+	ts->addr = frames[first];
+	if (!keep)
+		return;
 	if (n - first > keep)
 		n = first + keep;
-	ts->addr = frames[first];
 	ts->handle = stack_depot_save(frames + first, n - first);
 }
 
-__attribute__((noinline)) void track_capture(const struct kmem_cache *s, struct track_stack *ts)
+__attribute__((noinline)) void track_capture(const struct kmem_cache *s, struct track_stack *ts,
+					     uintptr_t ret)
 {
 	ts->addr = 0;
 	ts->handle = 0;
 	if (s->flags & SLAB_STORE_USER)
-		track_save_stack(ts);
+		track_save_stack(ts, ret);
+}
+
+/* This thread's ids, asked once: getpid() and gettid() are system calls. */
+static __thread int cached_pid __attribute__((tls_model("initial-exec")));
+static __thread int cached_tid __attribute__((tls_model("initial-exec")));
+
+void track_fork_child(void)
+{
+	cached_pid = cached_tid = 0;	/* the forking thread is the child's only one */
 }
 
 void track_fill(struct track *t, const struct track_stack *ts)
 {
+	if (unlikely(!cached_tid)) {
+		cached_pid = getpid();
+		cached_tid = gettid();
+	}
 	t->addr = ts->addr ? ts->addr : 1;	/* 1: tracked, no stack could be taken */
 	t->handle = ts->handle;
 	t->cpu = (int)os_current_cpu();
-	t->pid = getpid();
-	t->tid = gettid();
+	t->pid = cached_pid;
+	t->tid = cached_tid;
 	t->when = os_now_ms();
 }
 
@@ -156,7 +180,7 @@ void track_print(const char *what, const struct track *t, unsigned long now)
 	unsigned int nr = stack_depot_fetch(t->handle, &entries);
 	if (nr)
 		stack_trace_print(entries, nr, " ");
-	else
+	else if (slub_opt(debug_frames))	/* 0: no stacks kept, by request */
 		slub_report_line("object %s stack trace missing",
 				 strcmp(what, "Freed") ? "allocation" : "free");
 }

@@ -97,7 +97,7 @@ void *debug_slab_alloc(struct kmem_cache *s, gfp_t gfp, int node, unsigned int o
 	struct slab *slab;
 	void *object;
 
-	track_capture(s, &ts);
+	track_capture(s, &ts, (uintptr_t)__builtin_return_address(0));
 	pthread_mutex_lock(&n->list_lock);
 	if (unlikely(!kmem_cache_debug(s))) {	/* switched off meanwhile (slab_set_debug) */
 		pthread_mutex_unlock(&n->list_lock);
@@ -173,7 +173,7 @@ void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 	struct kmem_cache_node *n = get_node(s);
 	struct track_stack ts;
 
-	track_capture(s, &ts);
+	track_capture(s, &ts, (uintptr_t)__builtin_return_address(0));
 	pthread_mutex_lock(&n->list_lock);
 	if (s->flags & SLAB_CONSISTENCY_CHECKS) {
 		if (!check_slab(s, slab) || !free_consistency_checks(s, slab, object)) {
