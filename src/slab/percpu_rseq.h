@@ -71,12 +71,18 @@
 
 /*
  * Pop the first object of this CPU's freelist, or NULL: slot marked,
- * freelist empty, or no usable CPU number.  Not an asm goto: compilers
- * disagree on what asm goto outputs hold on the jump edges, so every way
- * out leaves the answer in @obj.
+ * freelist empty, no usable CPU number, or a free pointer that does not
+ * decode to a plausible pointer (slab.h, "free pointers"; the slow path
+ * then finds it again, under the slot's lock, and reports it).  The word
+ * is decoded with *@key and checked against *@tag before the commit, so a
+ * corrupt one is never followed; after the commit the object is ours and
+ * its word is zeroed: an allocated object does not look free.  Not an asm
+ * goto: compilers disagree on what asm goto outputs hold on the jump
+ * edges, so every way out leaves the answer in @obj.
  */
 static __attribute__((always_inline)) inline void *
-rseq_freelist_pop(intptr_t abi, void *slots, unsigned long nr, unsigned long fp_offset)
+rseq_freelist_pop(intptr_t abi, void *slots, unsigned long nr, unsigned long fp_offset,
+		  const uintptr_t *key, const uintptr_t *tag)
 {
 	void *obj;
 	unsigned long c, next;
@@ -87,35 +93,50 @@ rseq_freelist_pop(intptr_t abi, void *slots, unsigned long nr, unsigned long fp_
 		"xorl %k[obj], %k[obj]\n\t"
 		"movl %%fs:4(%[abi]), %k[c]\n\t"
 		"cmpq %[nr], %[c]\n\t"
-		"jae 2f\n\t"
+		"jae 3f\n\t"
 		"shlq $" PCPU_STR(PCPU_UNIT_SHIFT) ", %[c]\n\t"
 		"addq %[slots], %[c]\n\t"
 		"testb $1, 8(%[c])\n\t"
-		"jnz 2f\n\t"
+		"jnz 3f\n\t"
 		"movq (%[c]), %[obj]\n\t"
 		"testq %[obj], %[obj]\n\t"
-		"jz 2f\n\t"
+		"jz 3f\n\t"
 		"movq (%[obj], %[off]), %[next]\n\t"
+		"xorq %[key], %[next]\n\t"
+		"testq %[next], %[tag]\n\t"
+		"jnz 5f\n\t"
 		"movq %[next], (%[c])\n\t"		/* commit */
 		"2:\n\t"
+		"movq $0, (%[obj], %[off])\n\t"	/* allocated: the word no longer says free */
+		"3:\n\t"
 		RSEQ_ABORT_RESTART
+		".pushsection __rseq_failure, \"ax\"\n\t"
+		"5:\n\t"
+		"xorl %k[obj], %k[obj]\n\t"
+		"jmp 3b\n\t"
+		".popsection\n\t"
 		: [obj] "=&r"(obj), [c] "=&r"(c), [next] "=&r"(next)
-		: [abi] "r"(abi), [slots] "r"(slots), [nr] "r"(nr), [off] "r"(fp_offset)
+		: [abi] "r"(abi), [slots] "r"(slots), [nr] "r"(nr), [off] "r"(fp_offset),
+		  [key] "m"(*key), [tag] "m"(*tag)
 		: "memory", "cc");
 	return obj;
 }
 
-enum rseq_push_result { RSEQ_PUSHED, RSEQ_NOT_CPU_SLAB, RSEQ_DOUBLE_FREE };
+enum rseq_push_result { RSEQ_PUSHED, RSEQ_NOT_CPU_SLAB, RSEQ_LOOKS_FREE };
 
 /*
- * Push @obj on this CPU's freelist if @slab is the CPU's slab.  A double
- * free is seen when @obj is already the first free object.  The outputs of
- * this asm goto are scratch registers only, never read; "volatile" is
- * spelled out because GCC 12 deleted an asm goto whose outputs were unused.
+ * Push @obj on this CPU's freelist if @slab is the CPU's slab, its free
+ * pointer encoded with *@key.  If @obj's word already has the key's top
+ * 16 bits, which every encoded pointer has (it is below 2^47), @obj is
+ * likely free already (a double free, of the freelist head or deeper):
+ * RSEQ_LOOKS_FREE, for the caller to confirm.  One 16-bit compare, where
+ * decoding and testing the 17 bits would take three instructions.  The outputs of this asm goto are scratch registers only, never
+ * read; "volatile" is spelled out because GCC 12 deleted an asm goto whose
+ * outputs were unused.
  */
 static __attribute__((always_inline)) inline enum rseq_push_result
 rseq_freelist_push(intptr_t abi, void *slots, unsigned long nr, unsigned long fp_offset,
-		   void *slab, void *obj)
+		   const uintptr_t *key, void *slab, void *obj)
 {
 	unsigned long c, head;
 	__asm__ __volatile__ goto(
@@ -127,23 +148,26 @@ rseq_freelist_push(intptr_t abi, void *slots, unsigned long nr, unsigned long fp
 		"jnz %l[other]\n\t"
 		"cmpq %[slab], 16(%[c])\n\t"
 		"jne %l[other]\n\t"
+		"movzwl 6(%[obj], %[off]), %k[head]\n\t"
+		"cmpw %[keytop], %w[head]\n\t"
+		"je %l[looks_free]\n\t"
 		"movq (%[c]), %[head]\n\t"
-		"cmpq %[head], %[obj]\n\t"
-		"je %l[twice]\n\t"
+		"xorq %[key], %[head]\n\t"
 		"movq %[head], (%[obj], %[off])\n\t"
 		"movq %[obj], (%[c])\n\t"		/* commit */
 		"2:\n\t"
 		RSEQ_ABORT_RESTART
 		: [c] "=&r"(c), [head] "=&r"(head)
 		: [abi] "r"(abi), [slots] "r"(slots), [nr] "r"(nr), [off] "r"(fp_offset),
+		  [key] "m"(*key), [keytop] "m"(((const uint16_t *)key)[3]),
 		  [slab] "r"(slab), [obj] "r"(obj)
 		: "memory", "cc"
-		: other, twice);
+		: other, looks_free);
 	return RSEQ_PUSHED;
 other:
 	return RSEQ_NOT_CPU_SLAB;
-twice:
-	return RSEQ_DOUBLE_FREE;
+looks_free:
+	return RSEQ_LOOKS_FREE;
 }
 
 /*

@@ -7,9 +7,10 @@
  *               its metadata (cache, freelist, inuse, objects, frozen) is
  *               in its first two page descriptors, read as a struct slab.
  *   cpu slab    the one slab a CPU allocates from (frozen: on no list).
- *   freelist    free objects linked through the word at s->offset.  A cpu
- *               slab has two: the CPU's lockless one (c->freelist) and the
- *               slab's own (slab->freelist), where remote frees land.
+ *   freelist    free objects linked through the word at s->offset, stored
+ *               encoded ("free pointers" below).  A cpu slab has two: the
+ *               CPU's lockless one (c->freelist) and the slab's own
+ *               (slab->freelist), where remote frees land.
  *   partial     a slab with free objects that no CPU allocates from: on its
  *               node's partial list, or on a CPU's partial list.
  *   full        no free objects and not a cpu slab: on no list at all.
@@ -261,6 +262,53 @@ static_assert(_Alignof(struct kmem_cache) >= 2, "cache pointers are even");
 /* ---- free pointers -------------------------------------------------------- */
 
 /*
+ * Free pointers are stored encoded, fp ^ slab_fp_key, so that a free
+ * object's word says "free" and a corrupt one says "corrupt", both in
+ * release mode and at a few instructions per alloc+free pair:
+ *
+ *   - The key's top 17 bits (SLAB_FP_TAG) are a tag: bit 63 set, not all
+ *     ones.  A free pointer is NULL or a user-space address (below 2^47),
+ *     so an encoded one always carries the tag, and a word that decodes to
+ *     a pointer with any of those bits set was not written by us.  The
+ *     pops check that before they follow a pointer: a write after free
+ *     over a free pointer (an int, a pointer, text, -1) is reported
+ *     instead of a SIGSEGV inside malloc (slab_corrupt_freepointer()).
+ *   - Every allocation overwrites the word with 0 (which decodes to the
+ *     key, a non-pointer), so a word with the tag at free time means the
+ *     object is (very likely) free already: a double free, even with other
+ *     frees in between.  Only then is it confirmed by a walk of the slab's
+ *     freelists under the cache's locks (slab_free_suspect()): user data
+ *     that happens to carry the tag costs a walk, never a false report.
+ *   - It needs no second word: 8-byte objects and objects whose free
+ *     pointer is outside the object (constructor, RCU) are covered too.
+ * The key's low 47 bits are random per process (slab_fp_init()): a pointer
+ * copied from one object's word to another is still an encoded one, but
+ * a value the program writes is not, except by a 1 in 2^17 chance for
+ * random bits.  Only the words inside objects are encoded: the slots' and
+ * slabs' own freelist heads are plain pointers.
+ */
+#define SLAB_FP_TAG 0xffff800000000000UL
+extern __hidden uintptr_t slab_fp_key;
+extern __hidden const uintptr_t slab_fp_tag;	/* SLAB_FP_TAG, as a memory operand for the asm */
+__hidden void slab_fp_init(void);
+
+static inline void *freepointer_decode(uintptr_t word)
+{
+	return (void *)(word ^ slab_fp_key);
+}
+
+static inline uintptr_t freepointer_encode(const void *fp)
+{
+	return (uintptr_t)fp ^ slab_fp_key;
+}
+
+/* Could @fp, just decoded, be a free pointer we wrote (NULL or a user address)? */
+static inline bool freepointer_plausible(const void *fp)
+{
+	return !((uintptr_t)fp & SLAB_FP_TAG);
+}
+
+/*
  * Read the free pointer of an object that another thread may own by now:
  * the lockless pop reads it before its CAS decides.  Slab memory is never
  * unmapped, so the load is safe; the value may be garbage, which the CAS
@@ -269,17 +317,34 @@ static_assert(_Alignof(struct kmem_cache) >= 2, "cache pointers are even");
 __attribute__((no_sanitize("thread")))
 static inline void *get_freepointer_safe(const struct kmem_cache *s, void *object)
 {
-	return __atomic_load_n((void **)((char *)object + s->offset), __ATOMIC_RELAXED);
+	return freepointer_decode(__atomic_load_n((uintptr_t *)((char *)object + s->offset),
+						  __ATOMIC_RELAXED));
 }
 
 static inline void *get_freepointer(const struct kmem_cache *s, void *object)
 {
-	return *(void **)((char *)object + s->offset);
+	return freepointer_decode(*(uintptr_t *)((char *)object + s->offset));
 }
 
 static inline void set_freepointer(const struct kmem_cache *s, void *object, void *fp)
 {
-	*(void **)((char *)object + s->offset) = fp;
+	*(uintptr_t *)((char *)object + s->offset) = freepointer_encode(fp);
+}
+
+/*
+ * Does @object's word say it is free?  Only for caches without debug
+ * flags: a debug allocation does not clear the word (slub_debug.c has
+ * checks of its own).
+ */
+static inline bool object_looks_free(const struct kmem_cache *s, const void *object)
+{
+	return freepointer_plausible(get_freepointer(s, (void *)object));
+}
+
+/* @object is handed out: its word no longer says free (see above). */
+static inline void object_mark_allocated(const struct kmem_cache *s, void *object)
+{
+	*(uintptr_t *)((char *)object + s->offset) = 0;
 }
 
 /* ---- double-width compare-and-swap --------------------------------------- */
@@ -520,6 +585,13 @@ __hidden void slab_get_info(struct kmem_cache *s, struct slab_info *info);
 
 /* Reports of the release-mode checks every free makes (slab_report.c). */
 __hidden void slab_double_free(struct kmem_cache *s, void *object);
+__hidden void slab_corrupt_freepointer(struct kmem_cache *s, struct slab *slab, void *object,
+				       void *fp);
+/*
+ * A free found @object's word saying "free": a double free (reported,
+ * ignored) if a walk of the slab's freelists finds it, else freed (slub.c).
+ */
+__hidden void slab_free_suspect(struct kmem_cache *s, struct slab *slab, void *object);
 /* __GFP_ZERO of an allocated object (slub.c). */
 __hidden void slab_zero_object(struct kmem_cache *s, void *object);
 
@@ -560,7 +632,7 @@ static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
 #if SLUB_HAVE_RSEQ_ASM
 	void *object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots,
-					 s->offset);
+					 s->offset, &slab_fp_key, &slab_fp_tag);
 	if (likely(object && !(gfp & __GFP_ZERO))) {
 		stat(s, ALLOC_FASTPATH);
 		return object;
@@ -584,12 +656,12 @@ static inline void slab_free(struct kmem_cache *s, struct slab *slab, void *obje
 {
 #if SLUB_HAVE_RSEQ_ASM
 	switch (rseq_freelist_push(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots, s->offset,
-				   slab, object)) {
+				   &slab_fp_key, slab, object)) {
 	case RSEQ_PUSHED:
 		stat(s, FREE_FASTPATH);
 		return;
-	case RSEQ_DOUBLE_FREE:
-		slab_double_free(s, object);
+	case RSEQ_LOOKS_FREE:
+		slab_free_suspect(s, slab, object);
 		return;
 	case RSEQ_NOT_CPU_SLAB:
 		break;

@@ -164,6 +164,7 @@ static bool boot_cache_open;	/* set once it is: then caches can be made */
 static void slab_init(void)
 {
 	slub_ensure_init();
+	slab_fp_init();		/* before the first freelist is written */
 	slab_set_percpu_mode(0);
 	choose_percpu_mode();
 	struct kmem_cache *s = &boot_kmem_cache;

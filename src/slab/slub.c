@@ -18,6 +18,9 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "base/start.h"
 #include "base/options.h"
@@ -54,6 +57,8 @@ static inline void slab_unlock(pthread_mutex_t *m)
 	if (!os_single_threaded())
 		pthread_mutex_unlock(m);
 }
+
+static void free_to_slab(struct kmem_cache *s, struct slab *slab, void *object);
 
 static struct kmem_cache_node *get_node(struct kmem_cache *s)
 {
@@ -94,6 +99,32 @@ void slab_zero_object(struct kmem_cache *s, void *object)
 		/* A debug kmalloc object: not the red zone past the size asked for. */
 		memset(object, 0, kmem_cache_debug(s) ? get_orig_size(s, object) : s->object_size);
 	}
+}
+
+/* ---- encoded free pointers (slab.h) ------------------------------------------ */
+
+/* The tag alone until slab_fp_init(), which runs before the first slab. */
+uintptr_t slab_fp_key = 0xa5c0000000000000UL;
+const uintptr_t slab_fp_tag = SLAB_FP_TAG;
+
+/*
+ * The key's tag (top 17 bits): bit 63 set, so no pointer, no small or
+ * positive integer and no ASCII text carries it, and the top byte below
+ * 0xf0, so neither do -1 nor small negative integers.  Its low 47 bits are
+ * random (getrandom, else the kernel's AT_RANDOM bytes and the clock), so
+ * what one process's freelists hold means nothing in another.
+ */
+void slab_fp_init(void)
+{
+	uint64_t r = 0;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		const uint64_t *at = (const uint64_t *)getauxval(AT_RANDOM);
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r = (at ? at[1] : 0) ^ (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL;
+	}
+	uint64_t top = 0x80 | ((r >> 56) % 0x70);		/* 0x80 .. 0xef */
+	slab_fp_key = (top << 56) | (r & ((1UL << 56) - 1));
 }
 
 /* ---- node partial list (list_lock held) ------------------------------------- */
@@ -351,9 +382,27 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 	union slab_counters old, new;
 	void *old_freelist;
 
-	for (void *p = freelist; p; p = get_freepointer(s, p)) {
-		tail = p;
-		free_delta++;
+	/*
+	 * The CPU freelist's objects were free-pointer checked one by one as
+	 * they reached its head; those below were not.  Check them before
+	 * they go back: a corrupt pointer cuts the list there, and the objects
+	 * after it stay counted in use, lost but harmless.
+	 */
+	if (freelist) {
+		uintptr_t start = (uintptr_t)slab_address(slab);
+		unsigned int objects = read_counters(slab).objects;
+		for (void *p = freelist; p;) {
+			void *next = get_freepointer(s, p);
+			tail = p;
+			free_delta++;
+			if (unlikely(next && (!slab_object_valid_at(s, slab, start, next) ||
+					      free_delta >= objects))) {
+				slab_corrupt_freepointer(s, slab, p, next);
+				set_freepointer(s, p, NULL);
+				break;
+			}
+			p = next;
+		}
 	}
 	do {
 		old_freelist = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
@@ -564,7 +613,9 @@ void kmem_cache_flush_all(struct kmem_cache *s)
  * A retired slot (odd tid) or an empty freelist ends the attempt; a CAS
  * lost to another thread retries.  The free pointer is read before the CAS
  * decides, from an object another thread may own by then (see
- * get_freepointer_safe); the tid makes the CAS fail in that case.
+ * get_freepointer_safe); the tid makes the CAS fail in that case.  One that
+ * does not decode to a plausible pointer also ends it: corrupt, or the
+ * object was taken meanwhile; the slow path tells which under the lock.
  */
 static inline void *alloc_fast_cas(struct kmem_cache *s)
 {
@@ -575,8 +626,12 @@ static inline void *alloc_fast_cas(struct kmem_cache *s)
 		if (unlikely((tid & 1) || !object))
 			return NULL;
 		void *next = get_freepointer_safe(s, object);
-		if (likely(cmpxchg_double(&c->freelist, object, tid, next, tid + 2)))
+		if (unlikely(!freepointer_plausible(next)))
+			return NULL;
+		if (likely(cmpxchg_double(&c->freelist, object, tid, next, tid + 2))) {
+			object_mark_allocated(s, object);
 			return object;
+		}
 		stat(s, CMPXCHG_DOUBLE_CPU_FAIL);
 	}
 }
@@ -623,25 +678,35 @@ void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 		__slab_free(s, slab, object);
 		return;
 	}
-	for (unsigned int cpu = cas_cpu_slot(s);; cpu = this_cpu_slot(s)) {
-		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
-		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
-		if (unlikely(tid & 1) || __atomic_load_n(&c->slab, __ATOMIC_RELAXED) != slab)
-			break;
+	/*
+	 * A cpu slab is never a debug cache's, so the word is checked once the
+	 * slab matched; and only then, not on a retry: a lost CAS leaves it
+	 * encoded.
+	 */
+	struct kmem_cache_cpu *c = cpu_slot(s, cas_cpu_slot(s));
+	unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+	if (unlikely(tid & 1) || __atomic_load_n(&c->slab, __ATOMIC_RELAXED) != slab) {
+		__slab_free(s, slab, object);
+		return;
+	}
+	if (unlikely(object_looks_free(s, object))) {
+		slab_free_suspect(s, slab, object);
+		return;
+	}
+	for (;;) {
 		void *head = __atomic_load_n(&c->freelist, __ATOMIC_RELAXED);
-		if (unlikely(object == head)) {
-			/* Freed twice in a row: the freelist would loop. */
-			slab_double_free(s, object);
-			return;
-		}
 		set_freepointer(s, object, head);
 		if (likely(cmpxchg_double(&c->freelist, head, tid, object, tid + 2))) {
 			stat(s, FREE_FASTPATH);
 			return;
 		}
 		stat(s, CMPXCHG_DOUBLE_CPU_FAIL);
+		c = cpu_slot(s, this_cpu_slot(s));
+		tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+		if (unlikely(tid & 1) || __atomic_load_n(&c->slab, __ATOMIC_RELAXED) != slab)
+			break;
 	}
-	__slab_free(s, slab, object);
+	free_to_slab(s, slab, object);
 }
 
 /* ---- slow allocation path ---------------------------------------------------------- */
@@ -728,6 +793,24 @@ static bool adopt_lone_slabs(struct kmem_cache *s, unsigned int cpu)
 	return READ_ONCE(get_node(s)->nr_partial) != 0;
 }
 
+/*
+ * The object after @object, the first of a freelist being handed to the
+ * CPU, checked in full (the pops check only that it decodes to a user
+ * address): NULL or a linked object of @slab.  A corrupt one is reported
+ * and the freelist ends at @object; the objects after it stay counted in
+ * use (the kernel's fix for a corrupt freelist: isolate it).
+ */
+static void *next_free_object(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	void *next = get_freepointer(s, object);
+	if (unlikely(next && !slab_object_valid(s, slab, next))) {
+		slab_corrupt_freepointer(s, slab, object, next);
+		set_freepointer(s, object, NULL);
+		return NULL;
+	}
+	return next;
+}
+
 void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	slub_fork_handlers_check();
@@ -794,8 +877,9 @@ again:
 load:
 	if (os_single_threaded() && s->lone_cpu != cpu + 1)
 		s->lone_cpu = cpu + 1;
-	publish_slot(c, tid, slab, get_freepointer(s, object));
+	publish_slot(c, tid, slab, next_free_object(s, slab, object));
 	slab_unlock(&c->lock);
+	object_mark_allocated(s, object);
 	return object;
 }
 
@@ -805,18 +889,20 @@ load:
  * Free @object to its slab's own freelist with a CAS, no queue.  A full slab
  * that gets its first free object goes to this CPU's partial list (or the
  * node's); an empty one beyond min_partial goes back to the page allocator.
+ * @check: whether @object's word is still to be checked (object_looks_free);
+ * inlined in both ways, so that the common one, __slab_free, is one call.
  */
-void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
+static __attribute__((always_inline)) inline void
+do_slab_free(struct kmem_cache *s, struct slab *slab, void *object, bool check)
 {
-	slub_fork_handlers_check();
 	struct kmem_cache_node *n = get_node(s);
 	bool locked = false, on_node_partial = false, was_full;
 	bool cpu_partial = READ_ONCE(s->cpu_partial_slabs) != 0;
 	void *prior;
 	union slab_counters old, new;
 
-	if (kmem_cache_debug(s)) {
-		debug_slab_free(s, slab, object);
+	if (check && unlikely(object_looks_free(s, object))) {
+		slab_free_suspect(s, slab, object);
 		return;
 	}
 	stat(s, FREE_SLOWPATH);
@@ -882,6 +968,90 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 		stat(s, FREE_ADD_PARTIAL);
 	}
 	slab_unlock(&n->list_lock);
+}
+
+void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	slub_fork_handlers_check();
+	if (kmem_cache_debug(s)) {
+		debug_slab_free(s, slab, object);
+		return;
+	}
+	do_slab_free(s, slab, object, true);
+}
+
+/* A free whose object's word was checked already. */
+static __noinline void free_to_slab(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	do_slab_free(s, slab, object, false);
+}
+
+/* Is @object on the freelist that starts at @p, a freelist of @slab? */
+static bool freelist_holds(struct kmem_cache *s, struct slab *slab, void *p, void *object)
+{
+	uintptr_t start = (uintptr_t)slab_address(slab);
+	unsigned int objects = read_counters(slab).objects;
+	for (unsigned int n = 0; p && n < objects; n++) {
+		if (p == object)
+			return true;
+		if (!slab_object_valid_at(s, slab, start, p))
+			return false;	/* corrupt: the walk cannot go on */
+		p = get_freepointer(s, p);
+	}
+	return false;
+}
+
+/*
+ * Is @object free already?  A slab's free objects are on at most two
+ * lists: its own and, if it is a cpu slab, that CPU's lockless one, which
+ * only its CPU may walk.  So hold every slot of the cache (in the fork
+ * handlers' order: the set of used slots, the slots, the node), which
+ * stops every change of which list a slab's objects are on (taking a
+ * freelist, freezing, unfreezing and discarding all happen under one of
+ * them), and retire the slot whose cpu slab it is, as flush_slot does, to
+ * walk its freelist.  Lockless frees may still push onto the slab's own
+ * list: they only add in front of the objects walked.  Slow (a membarrier
+ * on another CPU in rseq mode), and run only when a word says free.
+ */
+static bool object_is_free(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	struct kmem_cache_node *n = get_node(s);
+	bool found = false;
+
+	pthread_mutex_lock(&slab_cpus.lock);
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
+		pthread_mutex_lock(&cpu_slot(s, cpu)->lock);
+	pthread_mutex_lock(&n->list_lock);
+	if (__atomic_load_n(&slab->slab_cache, __ATOMIC_ACQUIRE) == s) {
+		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
+			struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+			if (c->slab != slab)
+				continue;
+			unsigned long tid;
+			void *freelist = retire_slot(c, cpu, &tid);
+			found = freelist_holds(s, slab, freelist, object);
+			publish_slot(c, tid, slab, freelist);
+			break;
+		}
+		if (!found)
+			found = freelist_holds(s, slab, __atomic_load_n(&slab->freelist,
+									 __ATOMIC_ACQUIRE), object);
+	}
+	pthread_mutex_unlock(&n->list_lock);
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
+		pthread_mutex_unlock(&cpu_slot(s, cpu)->lock);
+	pthread_mutex_unlock(&slab_cpus.lock);
+	return found;
+}
+
+void slab_free_suspect(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	if (object_is_free(s, slab, object)) {
+		slab_double_free(s, object);
+		return;
+	}
+	/* Program data that looks like an encoded pointer: a free after all. */
+	free_to_slab(s, slab, object);
 }
 
 /* ---- shrinking and teardown ---------------------------------------------------------- */
