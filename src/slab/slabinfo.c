@@ -324,8 +324,9 @@ static void cache_line(struct slabinfo_set *set, const struct slabinfo_opts *opt
 	slabinfo_size(size, sizeof(size),
 		      opts->sort_loss ? slabinfo_loss(set, c) : slabinfo_bytes(set, c),
 		      opts->show_bytes);
-	snprintf(dist, sizeof(dist), "%lu/%lu/%lu", c->slabs - c->cpu_slabs, c->partial,
-		 c->cpu_slabs);
+	/* cpu_slabs counts the CPUs' partial slabs too: it can exceed a racing read of slabs. */
+	snprintf(dist, sizeof(dist), "%lu/%lu/%lu", c->slabs > c->cpu_slabs ? c->slabs - c->cpu_slabs : 0,
+		 c->partial, c->cpu_slabs);
 	if (!(*line)++)
 		first_line(set, opts);
 	flags_of(c, flags);
