@@ -223,7 +223,7 @@ static void json_cache(struct slabinfo_set *set, struct tree *t, struct slabinfo
 		closedir(dir);
 	qsort(names, nr, sizeof(*names), name_cmp);
 	printf("  {\"name\": ");
-	json_string(c->shown ? c->shown : c->name, strlen(c->shown ? c->shown : c->name));
+	json_string(slabinfo_name(c), strlen(slabinfo_name(c)));
 	printf(", \"dir\": ");
 	json_string(c->name, strlen(c->name));
 	printf(", \"alias_names\": [");
@@ -248,13 +248,15 @@ static void json_cache(struct slabinfo_set *set, struct tree *t, struct slabinfo
 	free(text);
 }
 
-static void print_json(struct slabinfo_set *set, struct tree *t)
+static void print_json(struct slabinfo_set *set, struct tree *t, long lines)
 {
 	printf("[\n");
 	bool first = true;
-	for (size_t i = 0; i < set->nr; i++) {
-		if (!set->caches[i].shown)
+	for (size_t i = 0; i < set->nr && lines; i++) {
+		if (set->caches[i].hidden)
 			continue;
+		if (lines > 0)
+			lines--;
 		printf(first ? "" : ",\n");
 		json_cache(set, t, &set->caches[i]);
 		first = false;
@@ -446,7 +448,7 @@ int main(int argc, char **argv)
 	}
 	if (json) {
 		slabinfo_sort(&set, &o);
-		print_json(&set, &tree);
+		print_json(&set, &tree, o.lines);
 	} else if (aliases) {
 		slabinfo_print_aliases(&set, &o);
 	} else if (xtotals) {

@@ -67,7 +67,6 @@ bool slabinfo_load(struct slabinfo_set *set, struct slabinfo_cache *c, const cha
 	char text[256];
 	memset(c, 0, sizeof(*c));
 	snprintf(c->name, sizeof(c->name), "%s", name);
-	c->shown = c->name;
 	if (set->read(ctx, name, "objects", text, sizeof(text)) < 0)
 		return false;
 	c->objects = slabinfo_number(text);
@@ -202,38 +201,45 @@ int slabinfo_link(struct slabinfo_set *set, const struct slabinfo_opts *opts)
 	/* An id is shown by an alias's name; one nobody names is left out. */
 	for (size_t i = 0; i < set->nr; i++) {
 		struct slabinfo_cache *c = &set->caches[i];
-		c->shown = c->name;
+		c->shown_as = NULL;
+		c->hidden = false;
 		if (c->name[0] != ':' || (c->refs > 1 && !opts->first_alias))
 			continue;
 		struct slabinfo_alias *a = one_alias(set, c);
-		c->shown = a ? a->name : NULL;
+		c->shown_as = a ? a->name : NULL;
+		c->hidden = !a;
 	}
 	return unresolved;
 }
 
-static const struct slabinfo_opts *sort_opts;
-static const struct slabinfo_set *sort_set;
+/* What a comparison needs: qsort_r's argument, so that two callers may sort at once. */
+struct sort_by {
+	const struct slabinfo_set *set;
+	const struct slabinfo_opts *opts;
+};
 
 static int by_value(unsigned long a, unsigned long b)
 {
 	return a == b ? 0 : a < b ? 1 : -1;	/* larger first */
 }
 
-static int cache_cmp(const void *pa, const void *pb)
+static int cache_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct slabinfo_cache *a = pa, *b = pb;
-	const struct slabinfo_opts *o = sort_opts;
+	const struct sort_by *by = arg;
+	const struct slabinfo_set *set = by->set;
+	const struct slabinfo_opts *o = by->opts;
 	int r = 0;
 	if (o->sort_size)
-		r = by_value(slabinfo_bytes(sort_set, a), slabinfo_bytes(sort_set, b));
+		r = by_value(slabinfo_bytes(set, a), slabinfo_bytes(set, b));
 	else if (o->sort_active)
 		r = by_value(activity(a), activity(b));
 	else if (o->sort_loss)
-		r = by_value(slabinfo_loss(sort_set, a), slabinfo_loss(sort_set, b));
+		r = by_value(slabinfo_loss(set, a), slabinfo_loss(set, b));
 	else if (o->sort_partial)
 		r = by_value(a->partial, b->partial);
 	if (!r)
-		r = strcasecmp(a->shown ? a->shown : "*", b->shown ? b->shown : "*");
+		r = strcasecmp(a->hidden ? "*" : slabinfo_name(a), b->hidden ? "*" : slabinfo_name(b));
 	return o->inverted ? -r : r;
 }
 
@@ -242,17 +248,16 @@ void slabinfo_sort(struct slabinfo_set *set, const struct slabinfo_opts *opts)
 	/* Alias pointers follow the caches they name. */
 	for (size_t i = 0; i < set->nr_aliases; i++)
 		set->aliases[i].slab = NULL;
-	sort_opts = opts;
-	sort_set = set;
-	qsort(set->caches, set->nr, sizeof(set->caches[0]), cache_cmp);
-	struct slabinfo_opts keep = *opts;
-	slabinfo_link(set, &keep);
+	struct sort_by by = { set, opts };
+	qsort_r(set->caches, set->nr, sizeof(set->caches[0]), cache_cmp, &by);
+	slabinfo_link(set, opts);
 }
 
-static int alias_cmp(const void *pa, const void *pb)
+static int alias_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct slabinfo_alias *a = pa, *b = pb;
-	if (!sort_opts->inverted) {
+	const struct slabinfo_opts *opts = arg;
+	if (!opts->inverted) {
 		int r = strcasecmp(a->ref, b->ref);
 		if (r)
 			return r;
@@ -262,8 +267,7 @@ static int alias_cmp(const void *pa, const void *pb)
 
 void slabinfo_print_aliases(struct slabinfo_set *set, const struct slabinfo_opts *opts)
 {
-	sort_opts = opts;
-	qsort(set->aliases, set->nr_aliases, sizeof(set->aliases[0]), alias_cmp);
+	qsort_r(set->aliases, set->nr_aliases, sizeof(set->aliases[0]), alias_cmp, (void *)opts);
 	slabinfo_link(set, opts);
 	const char *active = NULL;
 	for (size_t i = 0; i < set->nr_aliases; i++) {
@@ -334,13 +338,13 @@ static void cache_line(struct slabinfo_set *set, const struct slabinfo_opts *opt
 		unsigned long a = c->stat[ALLOC_FASTPATH] + c->stat[ALLOC_SLOWPATH];
 		unsigned long f = c->stat[FREE_FASTPATH] + c->stat[FREE_SLOWPATH];
 		slabinfo_printf(&set->out, "%-21s %8lu %10lu %10lu %3lu %3lu %5lu %1u %4lu %4lu\n",
-				c->shown, c->objects, a, f, pct(c->stat[ALLOC_FASTPATH], a),
+				slabinfo_name(c), c->objects, a, f, pct(c->stat[ALLOC_FASTPATH], a),
 				pct(c->stat[FREE_FASTPATH], f), c->stat[ORDER_FALLBACK], c->order,
 				c->stat[CMPXCHG_DOUBLE_FAIL], c->stat[CMPXCHG_DOUBLE_CPU_FAIL]);
 		return;
 	}
 	unsigned long bytes = slabinfo_bytes(set, c);
-	slabinfo_printf(&set->out, "%-21s %8lu %7u %15s %14s %4u %1u %3lu %3lu %s\n", c->shown,
+	slabinfo_printf(&set->out, "%-21s %8lu %7u %15s %14s %4u %1u %3lu %3lu %s\n", slabinfo_name(c),
 			c->objects, c->object_size, size, dist, c->objs_per_slab, c->order,
 			c->slabs ? c->partial * 100 / c->slabs : 100,
 			c->slabs ? c->objects * c->object_size * 100 / bytes : 100, flags);
@@ -352,7 +356,7 @@ static void numa_line(struct slabinfo_set *set, const struct slabinfo_opts *opts
 	char b[24];
 	if (!set->highest_node && !all) {
 		/* One node: the kernel's tool says so per cache. */
-		slabinfo_printf(&set->out, "\n%s: No NUMA information available.\n", c->shown);
+		slabinfo_printf(&set->out, "\n%s: No NUMA information available.\n", slabinfo_name(c));
 		return;
 	}
 	if (opts->skip_zero && !c->slabs)
@@ -366,7 +370,7 @@ static void numa_line(struct slabinfo_set *set, const struct slabinfo_opts *opts
 			slabinfo_printf(&set->out, "-----");
 		slabinfo_printf(&set->out, "\n");
 	}
-	slabinfo_printf(&set->out, "%-21s ", all ? "All slabs" : c->shown);
+	slabinfo_printf(&set->out, "%-21s ", all ? "All slabs" : slabinfo_name(c));
 	for (int node = 0; node <= set->highest_node; node++)
 		slabinfo_printf(&set->out, " %4s", slabinfo_size(b, sizeof(b), c->numa[node],
 								    opts->show_bytes));
@@ -396,10 +400,10 @@ static void print_attr(struct slabinfo_set *set, struct slabinfo_cache *c, const
 
 static void tracking(struct slabinfo_set *set, struct slabinfo_cache *c)
 {
-	slabinfo_printf(&set->out, "\n%s: Kernel object allocation\n", c->shown);
+	slabinfo_printf(&set->out, "\n%s: Kernel object allocation\n", slabinfo_name(c));
 	slabinfo_printf(&set->out, "-----------------------------------------------------------------------\n");
 	print_attr(set, c, "alloc_calls");
-	slabinfo_printf(&set->out, "\n%s: Kernel object freeing\n", c->shown);
+	slabinfo_printf(&set->out, "\n%s: Kernel object freeing\n", slabinfo_name(c));
 	slabinfo_printf(&set->out, "------------------------------------------------------------------------\n");
 	print_attr(set, c, "free_calls");
 }
@@ -408,10 +412,10 @@ static void ops(struct slabinfo_set *set, struct slabinfo_cache *c)
 {
 	char text[ATTR_TEXT];
 	if (set->read(set->ctx, c->name, "ops", text, sizeof(text)) > 0) {
-		slabinfo_printf(&set->out, "\n%s: kmem_cache operations\n", c->shown);
+		slabinfo_printf(&set->out, "\n%s: kmem_cache operations\n", slabinfo_name(c));
 		slabinfo_printf(&set->out, "--------------------------------------------\n%s", text);
 	} else {
-		slabinfo_printf(&set->out, "\n%s has no kmem_cache operations\n", c->shown);
+		slabinfo_printf(&set->out, "\n%s has no kmem_cache operations\n", slabinfo_name(c));
 	}
 }
 
@@ -487,7 +491,7 @@ static void report(struct slabinfo_set *set, const struct slabinfo_opts *opts,
 	unsigned long pad = slab_bytes > c->objs_per_slab * c->slab_size ?
 			    slab_bytes - c->objs_per_slab * c->slab_size : 0;
 	slabinfo_printf(out, "\nSlabcache: %-15s  Aliases: %2u Order : %2u Objects: %lu\n",
-			c->shown, c->aliases, c->order, c->objects);
+			slabinfo_name(c), c->aliases, c->order, c->objects);
 	if (c->hwcache_align)
 		slabinfo_printf(out, "** Hardware cacheline aligned\n");
 	if (c->cache_dma)
@@ -520,7 +524,7 @@ static void write_attr(struct slabinfo_set *set, struct slabinfo_cache *c, const
 {
 	int err = set->write(set->ctx, c->name, attr, "1");
 	if (err) {
-		slabinfo_printf(&set->out, "%s: cannot write %s: %s\n", c->shown, attr,
+		slabinfo_printf(&set->out, "%s: cannot write %s: %s\n", slabinfo_name(c), attr,
 				strerror(-err));
 		set->errors++;
 	}
@@ -532,10 +536,10 @@ void slabinfo_output(struct slabinfo_set *set, const struct slabinfo_opts *opts)
 	int line = 0;
 	size_t visible = 0;
 	for (size_t i = 0; i < set->nr; i++)
-		visible += set->caches[i].shown != NULL;
+		visible += !set->caches[i].hidden;
 	for (size_t i = 0; i < set->nr && lines; i++) {
 		struct slabinfo_cache *c = &set->caches[i];
-		if (!c->shown)
+		if (c->hidden)
 			continue;
 		if (lines > 0)
 			lines--;

@@ -36,7 +36,12 @@ typedef int (*slabinfo_write_fn)(void *ctx, const char *cache, const char *attr,
 /* One cache as the kernel's slabinfo sees it: its attributes' leading numbers. */
 struct slabinfo_cache {
 	char name[SLABINFO_NAME_MAX];	/* its directory: a name or a unique id ":…" */
-	const char *shown;		/* the name printed (an alias for an id); NULL: hidden */
+	/*
+	 * The alias's name printed for an id, NULL to print its own (a
+	 * pointer into the aliases, which stay put while caches are sorted).
+	 */
+	const char *shown_as;
+	bool hidden;			/* an id no alias names (the kernel's "*") */
 	int refs;			/* aliases pointing at it in the tree */
 	unsigned int aliases, align, order, object_size, slab_size, objs_per_slab;
 	bool cache_dma, hwcache_align, destroy_by_rcu, reclaim_account;
@@ -47,6 +52,12 @@ struct slabinfo_cache {
 	unsigned long stat[NR_SLUB_STAT_ITEMS];
 	unsigned long peak_bytes;	/* libslub's exit table only: not an attribute */
 };
+
+/* The name a cache is printed by. */
+static inline const char *slabinfo_name(const struct slabinfo_cache *c)
+{
+	return c->shown_as ? c->shown_as : c->name;
+}
 
 struct slabinfo_alias {
 	char name[SLABINFO_NAME_MAX];
