@@ -85,9 +85,27 @@ static int open_attr(void *ctx, const char *cache, const char *attr, int flags)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * The kernel moved alloc_calls and free_calls to debugfs (5.14:
+ * /sys/kernel/debug/slab/<cache>/alloc_traces): read there for its tree.
+ */
+static int open_traces(struct tree *t, const char *cache, const char *attr)
+{
+	char path[2 * SLABINFO_NAME_MAX + 64];
+	if (strcmp(t->path, "/sys/kernel/slab") ||
+	    (strcmp(attr, "alloc_calls") && strcmp(attr, "free_calls")))
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/slab/%s/%s_traces", cache,
+		 attr[0] == 'a' ? "alloc" : "free");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 static ssize_t tree_read(void *ctx, const char *cache, const char *attr, char *buf, size_t len)
 {
 	int fd = open_attr(ctx, cache, attr, O_RDONLY);
+	if (fd == -ENOENT)
+		fd = open_traces(ctx, cache, attr);
 	if (fd < 0)
 		return fd;
 	size_t got = 0;

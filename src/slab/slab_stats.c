@@ -253,8 +253,7 @@ static void table_body(struct slabinfo_out *out, struct rows *rows)
 			SZ(0, self_status_kb("VmHWM")));
 	if (counted)
 		slabinfo_printf(out, ", %lu allocations and %lu frees from caches", allocs, frees);
-	slabinfo_printf(out, "\n%-22s %7s %9s | %9s %9s %7s %6s %4s\n", "", "", "at peak",
-			"at exit", "", "", "", "");
+	slabinfo_printf(out, "\n%-22s %7s %9s | %9s\n", "", "", "at peak", "at exit");
 	slabinfo_printf(out, "%-22s %7s %9s | %9s %9s %7s %6s %4s\n", "Name", "Objsize", "Memory",
 			"Memory", "Objects", "Slabs", "Part", "Use%");
 	sort_by_peak(rows);

@@ -73,6 +73,18 @@ grep -Eq '^#Objects +713 +40 +2.0K +2.1K$' out.txt || fail "-T objects: $(grep O
 grep -q '^Slabcache: big_cache .*Objects: 2000' out.txt || fail "-r: $(head -3 out.txt)"
 grep -q 'No statistics counters' out.txt || fail "-r does not say the counters are absent"
 
+printf '    100 main+0x1/0x2 age=1/1/1 pid=1 cpus=0\n' >tree/kmalloc-64/alloc_calls
+"$slabinfo" -d tree -t kmalloc >out.txt
+grep -q '^kmalloc-64: Kernel object allocation' out.txt && grep -q '100 main+0x1/0x2' out.txt ||
+  fail "-t shows no alloc_calls: $(cat out.txt)"
+[ "$(grep -c '^No Data' out.txt)" = 1 ] || fail "-t: free_calls absent is not 'No Data'"
+"$slabinfo" -d tree -D >out.txt
+grep -q '^(no statistics counters in this tree' out.txt || fail "-D does not say the counters are absent"
+echo '5000 C0=5000' >tree/big_cache/alloc_fastpath; echo '10 C0=10' >tree/big_cache/alloc_slowpath
+"$slabinfo" -d tree -D >out.txt
+grep -Eq '^big_cache +2000 +5010 +0 +99 ' out.txt || fail "-D with counters: $(grep big_cache out.txt)"
+rm tree/big_cache/alloc_fastpath tree/big_cache/alloc_slowpath
+
 # --json: valid, every attribute, numbers as numbers.
 "$slabinfo" -d tree --json >out.json
 python3 -c '
