@@ -33,7 +33,7 @@ void slabinfo_printf(struct slabinfo_out *out, const char *fmt, ...)
 		out->write(out->arg, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
-/* Text longer than this (alloc_calls) is read by the report itself. */
+/* Room for a short attribute's text (ops); alloc_calls gets a buffer of its own. */
 #define ATTR_TEXT 4096
 
 unsigned long slabinfo_number(const char *text)
@@ -411,9 +411,11 @@ static void tracking(struct slabinfo_set *set, struct slabinfo_cache *c)
 static void ops(struct slabinfo_set *set, struct slabinfo_cache *c)
 {
 	char text[ATTR_TEXT];
-	if (set->read(set->ctx, c->name, "ops", text, sizeof(text)) > 0) {
+	ssize_t n = set->read(set->ctx, c->name, "ops", text, sizeof(text));
+	if (n > 0) {
 		slabinfo_printf(&set->out, "\n%s: kmem_cache operations\n", slabinfo_name(c));
-		slabinfo_printf(&set->out, "--------------------------------------------\n%s", text);
+		slabinfo_printf(&set->out, "--------------------------------------------\n");
+		set->out.write(set->out.arg, text, (size_t)n);
 	} else {
 		slabinfo_printf(&set->out, "\n%s has no kmem_cache operations\n", slabinfo_name(c));
 	}
