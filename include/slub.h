@@ -231,6 +231,12 @@ SLUB_API int slub_validate(struct kmem_cache *s);
 SLUB_API unsigned long slub_reclaim(void);
 /* Free blocks per node, zone and order, in the form of /proc/buddyinfo. */
 SLUB_API void slub_print_buddyinfo(FILE *out);
+/*
+ * Every cache in the table of the kernel's slabinfo tool (Name, Objects,
+ * Objsize, Space, Slabs/Part/Cpu, O/S, O, %Fr, %Ef, Flg), empty ones too,
+ * read through the attributes below.
+ */
+SLUB_API void slub_print_slabinfo(FILE *out);
 
 /* ---- caches by name, and their /sys/kernel/slab attributes -------------- */
 

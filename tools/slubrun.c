@@ -43,6 +43,8 @@ static void usage(FILE *out)
 		"                    process slubrun started, at its last exec (a launcher\n"
 		"                    that execs the real program counts as the program)\n"
 		"  --stats=all       a table for every process of the program (each child too)\n"
+		"  --stats=internal  the allocator's own caches (kmem_cache) in the table too;\n"
+		"                    --stats=all,internal for both\n"
 		"  --abort-on-error  an error report (a bad free, a corrupted heap) prints the\n"
 		"                    stack and aborts the program (SIGABRT, status 134), as\n"
 		"                    glibc does; warnings (an allocation failing, an option)\n"
@@ -366,6 +368,10 @@ int main(int argc, char **argv)
 			stats = STATS_PROGRAM;
 		} else if (!strcmp(argv[i], "--stats=all")) {
 			stats = STATS_ALL;
+		} else if (!strcmp(argv[i], "--stats=internal") ||
+			   !strcmp(argv[i], "--stats=all,internal")) {
+			stats = argv[i][8] == 'a' ? STATS_ALL : STATS_PROGRAM;
+			add_option("slub_exit_stats_internal=1");
 		} else if (!strcmp(argv[i], "--abort-on-error")) {
 			abort_on_error = true;
 		} else if (!strcmp(argv[i], "--debug")) {

@@ -44,6 +44,8 @@ $(diff <(echo "$declared_m") <(echo "$exported_m") || true)"
 out=$("$prefix/bin/slubrun" --stats=all -- sh -c 'ls / >/dev/null; echo hi; exit 3' 2>"$work/stats") && st=0 || st=$?
 [ "$out" = hi ] && [ "$st" = 3 ] || fail "installed slubrun: output '$out', status $st"
 grep -q '^kmalloc-' "$work/stats" || fail "installed slubrun --stats printed no cache table"
+# slabinfo is installed beside it.
+"$prefix/bin/slabinfo" --version | grep -q '^slabinfo (libslub) ' || fail "no installed slabinfo"
 
 # pkg-config, shared and static.
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig

@@ -602,7 +602,8 @@ static int one_class(void)
  * at start-up, as in the kernel) it made malloc-3264 and no other class
  * when classes are split at once (slub_malloc_split=0), and none at all by
  * default: 3000 bytes go to kmalloc-4k until it holds 16 pages.  The
- * kmem_cache row counts the caches made (45 when all were made up front).
+ * kmem_cache row (shown with slub_exit_stats_internal=1) counts the caches
+ * made (45 when all were made up front).
  */
 static void one_class_child_made(const char *split, bool want_malloc_3264)
 {
@@ -610,7 +611,8 @@ static void one_class_child_made(const char *split, bool want_malloc_3264)
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
 	char cmd[4300];
-	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS='slub_exit_stats=%s %s' %s --one-class", path,
+	snprintf(cmd, sizeof(cmd),
+		 "SLUB_OPTIONS='slub_exit_stats=%s slub_exit_stats_internal=1 %s' %s --one-class", path,
 		 split, self);
 	CHECK_EQ(system(cmd), 0);
 	char table[16384];
@@ -626,7 +628,8 @@ static void one_class_child_made(const char *split, bool want_malloc_3264)
 	CHECK((strstr(table, "\nmalloc-3264 ") != NULL) == want_malloc_3264);
 	CHECK(strstr(table, "\nmalloc-") == NULL || want_malloc_3264);
 	const char *row = strstr(table, "\nkmem_cache ");
-	unsigned long caches = row ? strtoul(row + strlen("\nkmem_cache "), NULL, 10) : 0;
+	unsigned long caches = 0;	/* its Objects at exit: Name Objsize Peak | Memory Objects */
+	CHECK(row && sscanf(row + 1, "%*s %*s %*s | %*s %lu", &caches) == 1);
 	/* kmalloc-8 .. kmalloc-8k (the boot cache is static), malloc-3264 if made */
 	CHECK_EQ(caches, 13 + want_malloc_3264);
 }

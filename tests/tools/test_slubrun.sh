@@ -16,7 +16,7 @@ export SLUB_OPTIONS=
 
 fail() { echo "test_slubrun: $*" >&2; exit 1; }
 # tables FILE: how many cache tables a --stats run printed.
-tables() { grep -c '^total in slabs' "$1" || true; }
+tables() { grep -c '^libslub: caches of pid ' "$1" || true; }
 
 # --version: slubrun's version and the library it would preload.
 "$slubrun" --version >out.txt
@@ -97,6 +97,19 @@ fi
 "$slubrun" --stats -- "$target" fork 2>err.txt
 [ "$(tables err.txt)" = 1 ] || fail "--stats printed $(tables err.txt) tables, not 1"
 grep -q '^kmalloc-64 ' err.txt || fail "--stats: no kmalloc-64 line"
+# Sorted by the memory at peak, with the legend; the allocator's own caches on request.
+awk '/^Name /{on=1; next} on && /^\(|^sum/{exit} on{print $3}' err.txt >peaks.txt
+[ -s peaks.txt ] || fail "--stats: no rows: $(cat err.txt)"
+awk '{v=$1; m=1; if (v ~ /K$/) m=1e3; if (v ~ /M$/) m=1e6; if (v ~ /G$/) m=1e9; v=v*m
+      if (NR > 1 && v > last) bad=1; last=v} END{exit bad}' peaks.txt ||
+  fail "--stats: rows not sorted by memory at peak: $(tr '\n' ' ' <peaks.txt)"
+grep -q 'at peak' err.txt && grep -q '^Sizes: K = 1000 bytes' err.txt || fail "--stats: no legend"
+grep -q '^libslub: caches of pid [0-9]* (.*): peak RSS [0-9.]*[KMG]' err.txt ||
+  fail "--stats: no process line: $(head -1 err.txt)"
+! grep -q '^kmem_cache ' err.txt || fail "--stats shows kmem_cache without being asked"
+! grep -q '%.*total\|^total in slabs' err.txt || fail "--stats still ends on a total percentage"
+"$slubrun" --stats=internal -- "$target" fork 2>err.txt
+grep -q '^kmem_cache ' err.txt || fail "--stats=internal: no kmem_cache row"
 # The program is the started pid at its last exec (as a pyenv shim execs).
 "$slubrun" --stats -- sh -c "sh -c 'exec \"$target\" fork'; exec \"$target\" fork" 2>err.txt
 [ "$(tables err.txt)" = 1 ] || fail "--stats through exec printed $(tables err.txt) tables, not 1"
