@@ -256,6 +256,36 @@ struct kmem_cache {
 #endif
 };
 
+static inline struct kmem_cache_node *get_node(struct kmem_cache *s)
+{
+	return &s->node[0];
+}
+
+/* A slab's counters, read whole: others change them under a CAS or a list lock. */
+static inline union slab_counters read_counters(const struct slab *slab)
+{
+	return (union slab_counters){ .counters =
+		__atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
+}
+
+/* The node's partial list (list_lock held); nr_partial is read unlocked (get_partial). */
+static inline void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail)
+{
+	WRITE_ONCE(n->nr_partial, n->nr_partial + 1);
+	if (tail)
+		list_add_tail(&slab->lru, &n->partial);
+	else
+		list_add(&slab->lru, &n->partial);
+	__atomic_or_fetch(&slab->flags, PG_slab_partial, __ATOMIC_RELAXED);
+}
+
+static inline void remove_partial(struct kmem_cache_node *n, struct slab *slab)
+{
+	list_del(&slab->lru);
+	__atomic_and_fetch(&slab->flags, ~PG_slab_partial, __ATOMIC_RELAXED);
+	WRITE_ONCE(n->nr_partial, n->nr_partial - 1);
+}
+
 /* A head's second word holds a cache pointer: bit 0 clear, or it would read as a tail. */
 static_assert(_Alignof(struct kmem_cache) >= 2, "cache pointers are even");
 
@@ -390,7 +420,7 @@ static inline bool slab_object_valid_at(const struct kmem_cache *s, struct slab 
 {
 	uintptr_t off = (uintptr_t)p - (slab_start + s->red_left_pad);
 	uint64_t idx = ((uint64_t)off * s->reciprocal_size) >> 44;
-	union slab_counters c = { .counters = __atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
+	union slab_counters c = read_counters(slab);
 	return idx * s->size == off && idx < c.built;
 }
 

@@ -57,16 +57,10 @@ enum {
 	SO_TOTAL = 1 << 4,	/* all objects, not slabs */
 };
 
-static union slab_counters counters_of(struct slab *slab)
-{
-	return (union slab_counters){ .counters = __atomic_load_n(&slab->counters,
-								 __ATOMIC_RELAXED) };
-}
-
 /* What @flags counts of one slab: all its objects, those in use, or 1. */
 static unsigned long slab_count(struct slab *slab, unsigned int flags)
 {
-	union slab_counters c = counters_of(slab);
+	union slab_counters c = read_counters(slab);
 	if (flags & SO_TOTAL)
 		return c.objects;
 	if (flags & SO_OBJECTS)
@@ -82,7 +76,7 @@ static unsigned long count_partial(struct kmem_cache_node *n, unsigned int flags
 	for (struct list_head *pos = n->partial.next; pos != &n->partial; pos = pos->next) {
 		struct slab *slab = list_entry(pos, struct slab, lru);
 		if (free) {
-			union slab_counters c = counters_of(slab);
+			union slab_counters c = read_counters(slab);
 			x += c.objects - c.inuse;
 		} else {
 			x += slab_count(slab, flags);
@@ -220,7 +214,7 @@ SHOW(slabs_cpu_partial)
 		unsigned long cpu_objects = 0, cpu_slabs = 0;
 		pthread_mutex_lock(&c->lock);
 		for (struct slab *slab = c->partial; slab; slab = slab->next, cpu_slabs++) {
-			union slab_counters cnt = counters_of(slab);
+			union slab_counters cnt = read_counters(slab);
 			cpu_objects += cnt.objects - cnt.inuse;
 		}
 		pthread_mutex_unlock(&c->lock);

@@ -35,12 +35,6 @@ unsigned int slab_objects_max(const struct kmem_cache *s, const struct slab *sla
 	return max > MAX_OBJS_PER_PAGE ? MAX_OBJS_PER_PAGE : (unsigned int)max;
 }
 
-static union slab_counters counters_of(const struct slab *slab)
-{
-	return (union slab_counters){ .counters =
-		__atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
-}
-
 /* Under the list lock: no CAS, but readers outside it see whole words. */
 static void set_counters(struct slab *slab, union slab_counters c)
 {
@@ -147,7 +141,7 @@ static void slab_flag_names(uint32_t flags, char *buf, size_t len)
 static void print_slab_info(const struct slab *slab)
 {
 	char names[64];
-	union slab_counters c = counters_of(slab);
+	union slab_counters c = read_counters(slab);
 	uint32_t flags = slab_flags(slab);
 	slab_flag_names(flags, names, sizeof(names));
 	slub_report_line("INFO: Slab 0x%016lx objects=%u used=%u fp=0x%016lx flags=0x%x(%s)",
@@ -284,7 +278,7 @@ bool check_valid_pointer(const struct kmem_cache *s, const struct slab *slab, co
 		return true;
 	uintptr_t base = (uintptr_t)slab_address(slab);
 	uintptr_t slot = (uintptr_t)p - s->red_left_pad;
-	if (slot < base || slot >= base + (uintptr_t)counters_of(slab).objects * s->size)
+	if (slot < base || slot >= base + (uintptr_t)read_counters(slab).objects * s->size)
 		return false;
 	return (slot - base) % s->size == 0;
 }
@@ -369,7 +363,7 @@ void slab_pad_check(struct kmem_cache *s, struct slab *slab)
 
 bool check_slab(struct kmem_cache *s, struct slab *slab)
 {
-	union slab_counters c = counters_of(slab);
+	union slab_counters c = read_counters(slab);
 	unsigned int max = slab_objects_max(s, slab);
 	if (!(slab_flags(slab) & PG_slab) || slab->slab_cache != s) {
 		slab_err(s, slab, "Not a valid slab page");
@@ -398,7 +392,7 @@ static void freelist_clear(struct kmem_cache *s, struct slab *slab, union slab_c
 
 void slab_free_map(const struct kmem_cache *s, const struct slab *slab, unsigned long *map)
 {
-	union slab_counters c = counters_of(slab);
+	union slab_counters c = read_counters(slab);
 	memset(map, 0, (c.objects + 63) / 64 * sizeof(unsigned long));
 	for (void *p = slab->freelist; p && check_valid_pointer(s, slab, p);
 	     p = get_freepointer(s, p)) {
@@ -419,7 +413,7 @@ void slab_free_map(const struct kmem_cache *s, const struct slab *slab, unsigned
  */
 bool on_freelist(struct kmem_cache *s, struct slab *slab, const void *search)
 {
-	union slab_counters c = counters_of(slab);
+	union slab_counters c = read_counters(slab);
 	void *fp = slab->freelist, *object = NULL;
 	unsigned int nr = 0, max = slab_objects_max(s, slab);
 

@@ -85,7 +85,7 @@ static void collect_slab(struct page *head, void *arg)
 	if (!(page_flags(head) & PG_slab) || READ_ONCE(head->compound_head) != (uintptr_t)s)
 		return;
 	struct slab *slab = page_slab(head);
-	union slab_counters c = { .counters = __atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
+	union slab_counters c = read_counters(slab);
 	unsigned long free_map[SLAB_MAP_LONGS];
 	if (!c.inuse || (slab_flags(slab) & PG_slab_disabled))
 		return;

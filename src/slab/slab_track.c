@@ -258,7 +258,7 @@ static void process_slab(struct kmem_cache *s, struct slab *slab, enum track_ite
 			 struct loc_track *lt, unsigned long now)
 {
 	unsigned long free_map[SLAB_MAP_LONGS];
-	union slab_counters c = { .counters = __atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
+	union slab_counters c = read_counters(slab);
 	if (slab_flags(slab) & PG_slab_disabled)
 		return;
 	slab_free_map(s, slab, free_map);

@@ -60,17 +60,6 @@ static inline void slab_unlock(pthread_mutex_t *m)
 
 static void free_to_slab(struct kmem_cache *s, struct slab *slab, void *object);
 
-static struct kmem_cache_node *get_node(struct kmem_cache *s)
-{
-	return &s->node[0];
-}
-
-static union slab_counters read_counters(struct slab *slab)
-{
-	return (union slab_counters){ .counters =
-		__atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
-}
-
 static bool slab_update_freelist(struct kmem_cache *s, struct slab *slab, void *old_freelist,
 				 unsigned long old_counters, void *new_freelist,
 				 unsigned long new_counters)
@@ -128,23 +117,6 @@ void slab_fp_init(void)
 }
 
 /* ---- node partial list (list_lock held) ------------------------------------- */
-
-static void add_partial(struct kmem_cache_node *n, struct slab *slab, bool tail)
-{
-	WRITE_ONCE(n->nr_partial, n->nr_partial + 1);	/* read unlocked by get_partial */
-	if (tail)
-		list_add_tail(&slab->lru, &n->partial);
-	else
-		list_add(&slab->lru, &n->partial);
-	__atomic_or_fetch(&slab->flags, PG_slab_partial, __ATOMIC_RELAXED);
-}
-
-static void remove_partial(struct kmem_cache_node *n, struct slab *slab)
-{
-	list_del(&slab->lru);
-	__atomic_and_fetch(&slab->flags, ~PG_slab_partial, __ATOMIC_RELAXED);
-	WRITE_ONCE(n->nr_partial, n->nr_partial - 1);
-}
 
 /* ---- slabs from and to the page allocator ------------------------------------ */
 

@@ -19,29 +19,15 @@
 #include "base/report.h"
 #include "page/page_alloc.h"
 
-static struct kmem_cache_node *get_node(struct kmem_cache *s)
-{
-	return &s->node[0];
-}
-
-static union slab_counters counters_of(const struct slab *slab)
-{
-	return (union slab_counters){ .counters =
-		__atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
-}
-
 /* Lists of a debug cache (list_lock held); readers outside it read the counts only. */
 static void list_move_to(struct kmem_cache_node *n, struct slab *slab, bool to_full)
 {
-	list_del(&slab->lru);
 	if (to_full) {
-		__atomic_and_fetch(&slab->flags, ~PG_slab_partial, __ATOMIC_RELAXED);
-		WRITE_ONCE(n->nr_partial, n->nr_partial - 1);
+		remove_partial(n, slab);
 		list_add(&slab->lru, &n->full);
 	} else {
-		__atomic_or_fetch(&slab->flags, PG_slab_partial, __ATOMIC_RELAXED);
-		WRITE_ONCE(n->nr_partial, n->nr_partial + 1);
-		list_add_tail(&slab->lru, &n->partial);
+		list_del(&slab->lru);
+		add_partial(n, slab, true);
 	}
 }
 
@@ -53,7 +39,7 @@ static void list_move_to(struct kmem_cache_node *n, struct slab *slab, bool to_f
  */
 static void mark_all_used(struct kmem_cache *s, struct kmem_cache_node *n, struct slab *slab)
 {
-	union slab_counters c = counters_of(slab);
+	union slab_counters c = read_counters(slab);
 	slab_fix(s, "Marking all objects used");
 	c.inuse = c.objects;
 	__atomic_store_n(&slab->counters, c.counters, __ATOMIC_RELAXED);
@@ -80,7 +66,7 @@ static bool alloc_consistency_checks(struct kmem_cache *s, struct slab *slab, vo
 
 static void trace(struct kmem_cache *s, struct slab *slab, void *object, bool alloc)
 {
-	union slab_counters c = counters_of(slab);
+	union slab_counters c = read_counters(slab);
 	slub_report_begin();
 	slub_report_line("TRACE %s %s 0x%016lx inuse=%u fp=0x%016lx", s->name,
 			 alloc ? "alloc" : "free", (unsigned long)object, c.inuse,
@@ -113,9 +99,7 @@ void *debug_slab_alloc(struct kmem_cache *s, gfp_t gfp, int node, unsigned int o
 				return NULL;
 			}
 			pthread_mutex_lock(&n->list_lock);
-			__atomic_or_fetch(&slab->flags, PG_slab_partial, __ATOMIC_RELAXED);
-			WRITE_ONCE(n->nr_partial, n->nr_partial + 1);
-			list_add(&slab->lru, &n->partial);
+			add_partial(n, slab, false);
 		}
 		slab = list_first_entry(&n->partial, struct slab, lru);
 		object = slab->freelist;
@@ -129,7 +113,7 @@ void *debug_slab_alloc(struct kmem_cache *s, gfp_t gfp, int node, unsigned int o
 		}
 		break;
 	}
-	union slab_counters c = counters_of(slab);
+	union slab_counters c = read_counters(slab);
 	void *next = get_freepointer(s, object);
 	c.inuse++;
 	WRITE_ONCE(slab->freelist, next);
@@ -192,7 +176,7 @@ void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 	}
 
 	void *prior = slab->freelist;
-	union slab_counters c = counters_of(slab);
+	union slab_counters c = read_counters(slab);
 	set_freepointer(s, object, prior);
 	c.inuse--;
 	WRITE_ONCE(slab->freelist, object);
@@ -200,9 +184,7 @@ void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 	if (!prior)
 		list_move_to(n, slab, false);
 	if (!c.inuse && n->nr_partial > READ_ONCE(s->min_partial)) {
-		list_del(&slab->lru);
-		__atomic_and_fetch(&slab->flags, ~PG_slab_partial, __ATOMIC_RELAXED);
-		WRITE_ONCE(n->nr_partial, n->nr_partial - 1);
+		remove_partial(n, slab);
 		pthread_mutex_unlock(&n->list_lock);
 		slab_free_pages(s, slab);
 		return;
@@ -220,7 +202,7 @@ static void validate_slab(struct kmem_cache *s, struct slab *slab)
 		return;		/* given up and reported already */
 	if (!check_slab(s, slab) || !on_freelist(s, slab, NULL))
 		return;
-	union slab_counters c = counters_of(slab);
+	union slab_counters c = read_counters(slab);
 	slab_free_map(s, slab, free_map);
 	for (unsigned int i = 0; i < c.objects; i++) {
 		bool free = free_map[i / 64] & (1UL << (i % 64));
@@ -296,7 +278,7 @@ void debug_ksize(struct kmem_cache *s, void *object)
 static unsigned long list_slab_objects(struct kmem_cache *s, struct slab *slab, bool *header)
 {
 	unsigned long free_map[SLAB_MAP_LONGS], listed = 0;
-	union slab_counters c = counters_of(slab);
+	union slab_counters c = read_counters(slab);
 	if (!c.inuse || slab_disabled(slab))
 		return 0;
 	slab_free_map(s, slab, free_map);
