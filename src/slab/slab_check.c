@@ -381,12 +381,17 @@ bool check_slab(struct kmem_cache *s, struct slab *slab)
 	return true;
 }
 
-/* A bad head or a loop: the slab's free objects are given up. */
+/*
+ * A bad head or a loop: the slab's free objects are given up, and the slab
+ * is disabled as after a failed allocation check (slub_debug.c): its lost
+ * objects now count as in use, so checks would take them for live ones.
+ */
 static void freelist_clear(struct kmem_cache *s, struct slab *slab, union slab_counters c)
 {
 	WRITE_ONCE(slab->freelist, NULL);
 	c.inuse = c.objects;
 	set_counters(slab, c);
+	__atomic_or_fetch(&slab->flags, PG_slab_disabled, __ATOMIC_RELAXED);
 	slab_fix(s, "Freelist cleared");
 }
 

@@ -277,7 +277,8 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	slab->freelist = NULL;
 	slab->counters = 0;
 	slab->next = NULL;
-	__atomic_and_fetch(&slab->flags, ~(PG_slab | PG_slab_partial), __ATOMIC_RELEASE);
+	__atomic_and_fetch(&slab->flags, ~(PG_slab | PG_slab_partial | PG_slab_disabled),
+			   __ATOMIC_RELEASE);
 	__free_pages(slab_page(slab), slab->order);
 }
 

@@ -224,6 +224,11 @@ unsigned long debug_validate_cache(struct kmem_cache *s)
 		validate_slab(s, list_entry(pos, struct slab, lru));
 		partial++;
 	}
+	if (partial != n->nr_partial) {
+		slub_report_error("SLUB %s: %lu partial slabs counted but counter=%lu", s->name,
+				  partial, n->nr_partial);
+		slab_debug_errors++;
+	}
 	list_for_each_safe(pos, next, &n->full) {
 		validate_slab(s, list_entry(pos, struct slab, lru));
 		full++;

@@ -185,6 +185,28 @@ static void double_free(void)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * The slab's own freelist head corrupted: the freelist is cleared and the
+ * slab given up (its lost objects count as in use), and the lists stay
+ * counted right.
+ */
+static void corrupt_freelist_head(void)
+{
+	struct kmem_cache *s = make("head", 64, FULL_DEBUG);
+	void *a = kmem_cache_alloc(s, GFP_KERNEL), *b = kmem_cache_alloc(s, GFP_KERNEL);
+	kmem_cache_free(s, b);
+	struct slab *slab = virt_to_slab(a);
+	slab->freelist = (void *)0x1234;
+	unsigned long e0 = slub_errors();
+	kmem_cache_free(s, a);		/* Freepointer corrupt, Freelist cleared; a is freed */
+	CHECK_EQ(ERRORS_SINCE(e0), 2);
+	CHECK_EQ(slub_validate(s), 0);
+	void *c = kmem_cache_alloc(s, GFP_KERNEL);
+	CHECK(c != NULL && c != a && c != b);	/* not from the given-up slab */
+	kmem_cache_free(s, c);
+	CHECK_EQ(slub_validate(s), 0);
+}
+
 static void invalid_free(void)
 {
 	struct kmem_cache *s = make("inval", 96, FULL_DEBUG);
@@ -430,6 +452,7 @@ int main(int argc, char **argv)
 	RUN(leak_destroy);
 	RUN(krealloc_redzone_zeroing);
 	RUN(double_free);
+	RUN(corrupt_freelist_head);
 	RUN(invalid_free);
 	RUN(underflow_and_overflow);
 	RUN(write_after_free);
