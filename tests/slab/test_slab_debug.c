@@ -64,40 +64,40 @@ static void next_pointer(void)
 	kmem_cache_destroy(s);
 }
 
-static void first_word(void)
+/*
+ * A byte of a freed object overwritten: validate reports it and restores
+ * @restored (2 errors: the report and its FIX), then finds nothing.
+ */
+static void clobber_free_byte(const char *name, slab_flags_t flags, unsigned int at,
+			      unsigned char value, unsigned char restored, const char *fix)
 {
-	struct kmem_cache *s = make("TestSlub_1th_word_free", 64, SLAB_POISON);
+	struct kmem_cache *s = make(name, 64, flags);
 	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
 	kmem_cache_free(s, p);
-	*p = 0x78;
+	p[at] = value;
 	CHECK_EQ(slub_validate(s), 2);
-	CHECK(last_report_has("Restoring Poison"));
-	CHECK_EQ(p[0], POISON_FREE);
+	CHECK(last_report_has(fix));
+	CHECK_EQ(p[at], restored);
 	CHECK_EQ(slub_validate(s), 0);
 	kmem_cache_destroy(s);
+}
+
+static void first_word(void)
+{
+	clobber_free_byte("TestSlub_1th_word_free", SLAB_POISON, 0, 0x78, POISON_FREE,
+			  "Restoring Poison");
 }
 
 static void clobber_50th_byte(void)
 {
-	struct kmem_cache *s = make("TestSlub_50th_word_free", 64, SLAB_POISON);
-	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
-	kmem_cache_free(s, p);
-	p[50] = 0x9a;
-	CHECK_EQ(slub_validate(s), 2);
-	CHECK_EQ(slub_validate(s), 0);
-	kmem_cache_destroy(s);
+	clobber_free_byte("TestSlub_50th_word_free", SLAB_POISON, 50, 0x9a, POISON_FREE,
+			  "Restoring Poison");
 }
 
 static void clobber_redzone_free(void)
 {
-	struct kmem_cache *s = make("TestSlub_RZ_free", 64, SLAB_RED_ZONE);
-	unsigned char *p = kmem_cache_alloc(s, GFP_KERNEL);
-	kmem_cache_free(s, p);
-	p[64] = 0xab;
-	CHECK_EQ(slub_validate(s), 2);
-	CHECK_EQ(p[64], SLUB_RED_INACTIVE);
-	CHECK_EQ(slub_validate(s), 0);
-	kmem_cache_destroy(s);
+	clobber_free_byte("TestSlub_RZ_free", SLAB_RED_ZONE, 64, 0xab, SLUB_RED_INACTIVE,
+			  "Restoring Right Redzone");
 }
 
 static void kmalloc_redzone_access(void)
