@@ -216,17 +216,32 @@ MALLOC_API size_t malloc_usable_size(void *p)
  * size and alignment are checked, not needed (the memory map knows the
  * block): a block smaller than the size given, or not at the alignment
  * given, is the caller's bug, reported; the block is freed all the same,
- * as it is ours and whole.  Extents and bad pointers take the slow path.
+ * as it is ours and whole.  In debug mode a slab object's size is checked
+ * against the size asked for (kept under U), as C23 requires it to be.
+ * Extents, debug caches and bad pointers take the slow path.
  */
 static __noinline void sized_free_slow(void *p, size_t align, size_t size, const char *caller)
 {
-	bool ok;
-	size_t usable = usable_size(p, caller, &ok);
+	struct slab *slab;
+	struct kmem_cache *s = object_cache(p, &slab);
+	size_t usable, asked = 0;
+	bool ok = true;
+	if (s) {
+		/* Not usable_size(): its debug_ksize() would disarm the red zone free checks. */
+		usable = slab_ksize(s);
+		if (slub_debug_orig_size(s) && get_orig_size(s, p) < s->object_size)
+			asked = get_orig_size(s, p);	/* widened by malloc_usable_size(): unknown */
+	} else if (!(usable = extent_usable_size(p))) {
+		usable = ksize_of(p, caller, &ok);
+	}
 	if (!ok)
 		return;		/* not ours: reported and ignored, as free() does */
 	if (size > usable)
 		slub_report("%s: size %zu is larger than block %p (%zu bytes); freed anyway", caller,
 			    size, p, usable);
+	else if (asked && size != asked)
+		slub_report("%s: size %zu is not the %zu bytes block %p was allocated with; freed "
+			    "anyway", caller, size, asked, p);
 	else if (!align || (align & (align - 1)))
 		slub_report("%s: alignment %zu is not a power of two (block %p); freed anyway",
 			    caller, align, p);
@@ -240,8 +255,8 @@ static inline void sized_free(void *p, size_t align, size_t size, const char *ca
 {
 	struct slab *slab;
 	struct kmem_cache *s = object_cache(p, &slab);
-	if (likely(s && size <= slab_ksize(s) && align && !(align & (align - 1)) &&
-		   !((uintptr_t)p & (align - 1))))
+	if (likely(s && !kmem_cache_debug(s) && size <= slab_ksize(s) && align &&
+		   !(align & (align - 1)) && !((uintptr_t)p & (align - 1))))
 		slab_free(s, slab, p);
 	else if (p)
 		sized_free_slow(p, align, size, caller);

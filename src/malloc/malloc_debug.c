@@ -280,12 +280,29 @@ void *debug_extent_alloc(size_t size, size_t align, gfp_t gfp)
 	return data_of(h);
 }
 
+/*
+ * A pointer 8 bytes into a live debug extent: C++'s delete of an array from
+ * new[] (its count sits in front).  Named here, as the slab layer names it
+ * for objects (slab_report.c): the generic report counts from the pages'
+ * start, which the header hides.
+ */
+static bool report_array_delete(void *p, const char *caller)
+{
+	bool corrupt;
+	struct extent_hdr *h = extent_hdr_of((uint8_t *)p - sizeof(size_t), &corrupt);
+	if (!h || corrupt || __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != EXTENT_LIVE)
+		return false;
+	slub_report("%s: invalid pointer %p (8 bytes into the block at %p of %s: C++ delete of an "
+		    "array from new[]?); ignored", caller, p, (void *)data_of(h), large_name);
+	return true;
+}
+
 bool debug_extent_free(void *p, const char *caller)
 {
 	bool corrupt;
 	struct extent_hdr *h = extent_hdr_of(p, &corrupt);
 	if (!h)
-		return false;
+		return report_array_delete(p, caller);
 	if (corrupt) {
 		report_header(h, p, caller);
 		extent_free_pages((uint8_t *)p - EXTENT_HDR);

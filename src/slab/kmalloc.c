@@ -212,10 +212,12 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 	}
 	bool locked, interior = false;
 	enum kobj_kind kind = KOBJ_BAD;
+	uintptr_t block = 0;
 	struct page *page = memmap_virt_to_page_locked(p, &locked);
 	if (page) {
 		struct page *head = compound_head(page);
-		interior = p != memmap_page_address(head);
+		block = (uintptr_t)memmap_page_address(head);
+		interior = (uintptr_t)p != block;
 		/* Acquire: pairs with kmalloc_large()'s release, so the order below is the block's. */
 		if ((__atomic_load_n(&head->flags, __ATOMIC_ACQUIRE) & PG_kmalloc_large) &&
 		    p == memmap_page_address(head) &&
@@ -228,9 +230,13 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 	}
 	if (locked)
 		memmap_unlock();
+	/* 8 bytes in: C++'s delete of a new[] array, whose count sits in front (slab_report.c). */
 	if (kind == KOBJ_BAD && interior)
 		slub_report("%s: invalid pointer %p (inside libslub's heap, but not the start of a "
-			    "block it handed out); ignored", caller, p);
+			    "block it handed out: %lu bytes into the block at %#lx%s); ignored", caller,
+			    p, (unsigned long)((uintptr_t)p - block), (unsigned long)block,
+			    (uintptr_t)p - block == sizeof(size_t) ?
+				    ", C++ delete of an array from new[]?" : "");
 	else if (kind == KOBJ_BAD)
 		slub_report("%s: invalid pointer %p (not allocated by libslub); ignored", caller, p);
 	return kind;

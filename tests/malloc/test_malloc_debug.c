@@ -20,6 +20,8 @@
 #define DEBUG "slub_debug=FZPU"
 #define DONE "-- the program went on --"
 
+void free_sized(void *p, size_t size);	/* C23, glibc 2.43: ours */
+
 static const size_t sizes[] = { 24, 100, 4000, 20000, 300000 };
 
 /* Keep the compiler from knowing what these pointers are (no -Wfree-nonheap-object). */
@@ -51,6 +53,12 @@ static __attribute__((noinline)) int child(const char *what, size_t n, long arg)
 	} else if (!strcmp(what, "overflow")) {
 		p[n - 1 + (size_t)arg] = 'X';
 		free(p);
+	} else if (!strcmp(what, "sized_overflow")) {
+		/* A size one past the block's: reported, and the overflow still caught. */
+		p[n - 1 + (size_t)arg] = 'X';
+		free_sized(opaque(p), n + (size_t)arg);
+	} else if (!strcmp(what, "sized_wrong")) {
+		free_sized(opaque(p), n / 2);
 	} else if (!strcmp(what, "underflow")) {
 		p[-arg] = 'X';
 		free(p);
@@ -206,6 +214,16 @@ static void overflow_underflow(void)
 	       "INFO: Allocated in child+");
 }
 
+/* free_sized(): a wrong size is named, and a sized free checks what free() does. */
+static void sized_free(void)
+{
+	for (size_t i = 0; i < 3; i++) {	/* the slab sizes: the size asked for is kept */
+		expect(DEBUG, "sized_wrong", sizes[i], 0, "is not the", "bytes block");
+		expect(DEBUG, "sized_overflow", sizes[i], 1, "Redzone overwritten", "free_sized: size");
+	}
+	expect(DEBUG, "sized_overflow", 20000, 1, "Right Redzone overwritten", "free_sized: size");
+}
+
 static void after_free(void)
 {
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
@@ -240,6 +258,7 @@ int main(int argc, char **argv)
 	RUN(double_free);
 	RUN(invalid_free);
 	RUN(overflow_underflow);
+	RUN(sized_free);
 	RUN(after_free);
 	RUN(realloc_freed);
 	RUN(leaks);
