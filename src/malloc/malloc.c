@@ -106,7 +106,8 @@ static void *malloc_aligned(size_t align, size_t size)
 			size = roundup_pow2(size);
 		return malloc_gfp(size, MALLOC_GFP);
 	}
-	return extent_alloc(size, align > PAGE_SIZE ? align : 0, MALLOC_GFP);
+	/* Extents start on a page; a debug extent's header needs the alignment. */
+	return extent_alloc(size, align, MALLOC_GFP);
 }
 
 static bool is_pow2(size_t x)

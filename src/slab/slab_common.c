@@ -403,6 +403,13 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size, unsigned int align,
 				       slab_flags_t flags, void (*ctor)(void *), unsigned int max_order)
 {
+	/*
+	 * kmalloc and malloc caches of a power-of-two size are aligned to it
+	 * (the memalign family relies on it), as the kernel's kmalloc caches
+	 * are: stated, because red zones move objects off the natural place.
+	 */
+	if ((flags & SLAB_KMALLOC) && !(size & (size - 1)) && size > align)
+		align = size;
 	return create_cache(name, size, align, flags, 0, 0, ctor, max_order);
 }
 

@@ -103,6 +103,21 @@ __hidden unsigned int slab_objects_max(const struct kmem_cache *s, const struct 
 /* A new debug slab: padding poisoned, every object free-initialised. */
 __hidden void setup_slab_debug(struct kmem_cache *s, struct slab *slab, unsigned int objects);
 __hidden void init_object(const struct kmem_cache *s, void *object, uint8_t val);
+/*
+ * @p is the start of one of the @objects slots of the slab at @base; the
+ * multiply by the cache's reciprocal, not a division (slab.h's
+ * slab_object_valid_at), as freelist walks test every link.
+ */
+static inline bool valid_pointer_in(const struct kmem_cache *s, uintptr_t base,
+				    unsigned int objects, const void *p)
+{
+	uintptr_t off = (uintptr_t)p - s->red_left_pad - base;
+	if ((uintptr_t)p < base + s->red_left_pad || off >= (uintptr_t)objects * s->size)
+		return false;
+	uint64_t idx = ((uint64_t)off * s->reciprocal_size) >> 44;
+	return idx * s->size == off;
+}
+
 __hidden bool check_valid_pointer(const struct kmem_cache *s, const struct slab *slab,
 				  const void *p);
 __hidden bool check_object(struct kmem_cache *s, struct slab *slab, void *object, uint8_t val);

@@ -299,6 +299,15 @@ static __attribute__((noinline)) int child_kmalloc(void)
 	e0 = slub_errors();
 	kfree(p);
 	bad |= ERRORS_SINCE(e0) != 0;
+	/* Power-of-two sizes stay naturally aligned under red zones, as the kernel's. */
+	for (size_t size = 8; size <= 8192; size *= 2) {
+		void *q = kmalloc(size, GFP_KERNEL);
+		if ((uintptr_t)q & (size - 1)) {
+			printf("kmalloc(%zu) gave %p: not aligned to its size\n", size, q);
+			bad = 1;
+		}
+		kfree(q);
+	}
 	bad |= slab_validate_all() != 0;
 	printf("child: %s\n", bad ? "FAILED" : "ok");
 	return bad;
