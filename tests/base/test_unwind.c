@@ -26,7 +26,7 @@ struct shot {
 	int nf, nb;
 };
 
-static volatile unsigned int sink;
+static __thread volatile unsigned int sink;	/* per thread: the racing threads share no data */
 static unsigned int next(const char *plan, struct shot *s);
 
 /* Both walks from one frame: fast[1..] and bt[2..] are the same callers. */
