@@ -29,7 +29,7 @@ struct shot {
 static __thread volatile unsigned int sink;	/* per thread: the racing threads share no data */
 static unsigned int next(const char *plan, struct shot *s);
 
-/* Both walks from one frame: fast[1..] and bt[2..] are the same callers. */
+/* Both walks from one frame: past each one's own frames, the same callers. */
 static __noinline unsigned int capture(struct shot *s)
 {
 	s->nf = unwind_fast(s->fast, MAX_FRAMES);
@@ -147,20 +147,22 @@ static void print_frame(const char *which, int i, void *pc)
 }
 
 /*
- * fast[1..] equals backtrace()'s frames from its caller on (a sanitizer's
- * backtrace() interceptor may add one of its own: found by fast[1]);
- * @to_signal: the fast walk may end early, at a signal frame.
+ * fast[f..] equals backtrace()'s frames from its caller on, f the index of
+ * capture()'s caller in fast[] (1 past unwind_fast()'s own frames); a
+ * sanitizer's backtrace() interceptor may add one of its own, so the same
+ * frame in bt[] is found by its address.  @to_signal: the fast walk may end
+ * early, at a signal frame.
  */
 static bool same_frames(const struct shot *s, bool to_signal)
 {
-	int k = 1;
-	while (k < 5 && k < s->nb && s->nf > 1 && s->bt[k] != s->fast[1])
+	int f = UNWIND_OWN_FRAMES + 1, k = 1;
+	while (k < 5 && k < s->nb && s->nf > f && s->bt[k] != s->fast[f])
 		k++;
-	bool ok = s->nf > 1 && k < 5 && k < s->nb;
-	int want = s->nb - k + 1;
+	bool ok = s->nf > f && k < 5 && k < s->nb;
+	int want = s->nb - k + f;
 	ok = ok && (to_signal ? s->nf <= want : s->nf == want);
-	for (int i = 1; ok && i < s->nf; i++)
-		ok = s->fast[i] == s->bt[k - 1 + i];
+	for (int i = f; ok && i < s->nf; i++)
+		ok = s->fast[i] == s->bt[k - f + i];
 	if (!ok) {
 		fprintf(stderr, "   fast walk (%d) and backtrace() (%d) differ:\n", s->nf, s->nb);
 		for (int i = 0; i < s->nf; i++)
@@ -272,7 +274,7 @@ static void from_a_signal_handler(void)
 		raise_here();
 		CHECK_EQ(handled, cold + 1);
 		CHECK(same_frames(&in_handler, true));
-		CHECK(in_handler.nf >= 2);
+		CHECK(in_handler.nf >= UNWIND_OWN_FRAMES + 2);
 		if (UNWIND_FAST && !UNDER_TSAN)
 			CHECK(in_handler.nf < in_handler.nb);	/* it stopped at __restore_rt */
 	}
