@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * bench_stacktrace.c - what one capture of 16 frames costs, DEPTH calls
- * deep (a program's frames under malloc's), by three unwinders:
- *   save    stack_trace_save(): glibc's backtrace(), what tracking uses
+ * deep (a program's frames under malloc's), by four unwinders:
+ *   save    stack_trace_save(): unwind_fast(), what tracking uses (the
+ *           CFI walker on x86-64, its rules cached)
+ *   backtrace  glibc's backtrace() (unwind_backtrace()), what it used before
  *   unwind  _Unwind_Backtrace() called directly (libgcc_s, the same tables)
  *   fp      a frame-pointer walk (valid only through code that keeps them:
  *           this file does, libc and libslub do not)
@@ -46,6 +48,16 @@ static __attribute__((noinline)) unsigned int unwind_save(uintptr_t *store, unsi
 	return s.n;
 }
 
+/* The frames stack_trace_save() asked of backtrace(): its own two and @size. */
+static __attribute__((noinline)) unsigned int backtrace_save(uintptr_t *store, unsigned int size)
+{
+	void *frames[FRAMES + 2];
+	int n = unwind_backtrace(frames, (int)size + 2);
+	for (int i = 2; i < n; i++)
+		store[i - 2] = (uintptr_t)frames[i];
+	return n > 2 ? (unsigned int)n - 2 : 0;
+}
+
 static __attribute__((noinline)) unsigned int fp_save(uintptr_t *store, unsigned int size)
 {
 	uintptr_t *fp = __builtin_frame_address(0);
@@ -81,6 +93,8 @@ static __attribute__((noinline)) unsigned int capture_loop(const char *m, long n
 	for (long i = 0; i < n; i++) {
 		if (!strcmp(m, "save"))
 			got = stack_trace_save(f, FRAMES, 0);
+		else if (!strcmp(m, "backtrace"))
+			got = backtrace_save(f, FRAMES);
 		else if (!strcmp(m, "unwind"))
 			got = unwind_save(f, FRAMES);
 		else if (!strcmp(m, "fp"))
@@ -103,7 +117,7 @@ static void run(const char *m)
 	uint64_t t0 = now_ns();
 	unsigned int got = measure(m, rounds);
 	uint64_t t1 = now_ns();
-	printf("%-7s %3u frames  %7.1f ns per capture\n", m, got, (double)(t1 - t0) / rounds);
+	printf("%-9s %3u frames  %7.1f ns per capture\n", m, got, (double)(t1 - t0) / rounds);
 }
 
 /* DEPTH nested calls, then the captures (each frame keeps its frame pointer). */
@@ -111,7 +125,7 @@ static __attribute__((noinline)) unsigned int dive(int depth)
 {
 	if (depth > 0)
 		return dive(depth - 1) + sink;
-	static const char *const all[] = { "save", "unwind", "fp", "depot" };
+	static const char *const all[] = { "save", "backtrace", "unwind", "fp", "depot" };
 	for (unsigned int i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (!mode || !strcmp(mode, all[i]))
 			run(all[i]);

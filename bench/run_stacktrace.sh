@@ -5,7 +5,7 @@
 #   bench/run_stacktrace.sh [BUILD]
 set -eu
 bin=${1:-build}/bench/bench_stacktrace
-for mode in save unwind fp depot; do
+for mode in save backtrace unwind fp depot; do
 	ns=$(for i in 1 2 3 4 5; do "$bin" "$mode"; done | awk '{print $4}' | sort -n | head -1)
 	ir=-
 	if command -v valgrind >/dev/null; then
@@ -15,5 +15,5 @@ for mode in save unwind fp depot; do
 		ir=$(awk '/^summary:/ {print int($2 / 1000)}' "$out")
 		rm -f "$out"
 	fi
-	printf '%-7s %8s ns %8s Ir\n' "$mode" "$ns" "$ir"
+	printf '%-9s %8s ns %8s Ir\n' "$mode" "$ns" "$ir"
 done

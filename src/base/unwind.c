@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * unwind.c - priming of glibc's backtrace() and the per-thread guard
- * against unwinding inside an unwind (unwind.h).
+ * unwind.c - priming of glibc's backtrace() and of the CFI walker's cache,
+ * the per-thread guard against unwinding inside an unwind, and the entry
+ * of unwind_fast() (unwind.h).
  */
 #define _GNU_SOURCE
 #include "base/unwind.h"
 
 #include <execinfo.h>
+
+#include "base/unwind_cfi.h"
 
 static bool primed;
 /* This thread is inside backtrace(): a nested call must not unwind. */
@@ -34,6 +37,9 @@ void unwind_prime(void)
 	if (__atomic_load_n(&primed, __ATOMIC_ACQUIRE) || !enter())
 		return;
 	backtrace(&frame, 1);
+#if UNWIND_FAST
+	cfi_cache_init();
+#endif
 	leave();
 	__atomic_store_n(&primed, true, __ATOMIC_RELEASE);
 }
@@ -51,3 +57,39 @@ __noinline int unwind_backtrace(void **frames, int size)
 	leave();
 	return n;
 }
+
+#if UNWIND_FAST
+__hidden int unwind_fast_walk(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp);
+
+/*
+ * unwind_fast(frames, size): its return address, the rsp its caller returns
+ * with and the caller's rbp (untouched here) are exactly the state of the
+ * caller's frame; a tail jump hands them to the walk, which returns to the
+ * caller itself.
+ */
+__asm__(".text\n"
+	".globl unwind_fast\n"
+	".hidden unwind_fast\n"
+	".type unwind_fast, @function\n"
+	"unwind_fast:\n"
+	".cfi_startproc\n"
+#ifdef __CET__
+	"endbr64\n"
+#endif
+	"movq (%rsp), %rdx\n"
+	"leaq 8(%rsp), %rcx\n"
+	"movq %rbp, %r8\n"
+	"jmp unwind_fast_walk\n"
+	".cfi_endproc\n"
+	".size unwind_fast, .-unwind_fast\n");
+
+__attribute__((used)) int unwind_fast_walk(void **frames, int size, uintptr_t pc, uintptr_t sp,
+					     uintptr_t bp)
+{
+	if (size <= 0 || !__atomic_load_n(&primed, __ATOMIC_ACQUIRE) || !enter())
+		return 0;
+	int n = cfi_walk(frames, size, pc, sp, bp);
+	leave();
+	return n;
+}
+#endif

@@ -9,14 +9,17 @@
 /* Frames asked of the unwinder at most, ours and the skipped ones included. */
 #define STACK_TRACE_MAX 64
 /*
- * Frames before our caller's: unwind_backtrace()'s and ours, as a rule; a
- * sanitizer's backtrace() interceptor may add or hide one, so the caller's
- * frame is looked for by our return address among the first few, and
- * sanitizer builds ask for INTERCEPTOR_FRAMES more.
+ * Frames before our caller's: the unwinder's (none for unwind_fast()) and
+ * ours, as a rule; a sanitizer's backtrace() interceptor may add or hide
+ * one, so the caller's frame is looked for by our return address among the
+ * first few, and sanitizer builds of the backtrace() path ask for
+ * INTERCEPTOR_FRAMES more.
  */
-#define OWN_FRAMES 2
+#define OWN_FRAMES (UNWIND_OWN_FRAMES + 1)
 #define OWN_FRAMES_MAX 4
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if UNWIND_FAST
+#define INTERCEPTOR_FRAMES 0
+#elif defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define INTERCEPTOR_FRAMES 2
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
@@ -33,9 +36,9 @@ unsigned int stack_trace_save(uintptr_t *store, unsigned int size, unsigned int 
 	void *caller = __builtin_return_address(0);
 	if (!size || OWN_FRAMES_MAX + skip >= STACK_TRACE_MAX)
 		return 0;
-	/* Each frame unwound costs about 2000 instructions: none beyond @size. */
+	/* Frames cost (backtrace(): ~2000 instructions each): none beyond @size. */
 	unsigned int want = OWN_FRAMES + INTERCEPTOR_FRAMES + skip + size;
-	int n = unwind_backtrace(frames, want < STACK_TRACE_MAX ? (int)want : STACK_TRACE_MAX);
+	int n = unwind_fast(frames, want < STACK_TRACE_MAX ? (int)want : STACK_TRACE_MAX);
 	unsigned int own = OWN_FRAMES;
 	for (unsigned int i = 0; i < OWN_FRAMES_MAX && (int)i < n; i++)
 		if (frames[i] == caller) {

@@ -119,12 +119,16 @@ static void no_unwind_inside_an_unwind(void)
 	setitimer(ITIMER_PROF, &every, NULL);
 	uint64_t until = race_clock_ns() + 300000000;	/* 0.3 s of CPU-bound captures */
 	unsigned long empty = 0, done = 0;
-	while (race_clock_ns() < until || in_handler_empty + in_handler_full < 20) {
+	/* A capture is short (unwind_fast()): go on until a signal lands in one, 5 s at most. */
+	uint64_t hard = until + 5000000000u;
+	while (race_clock_ns() < until || in_handler_empty + in_handler_full < 20 ||
+	       (!UNDER_TSAN && !in_handler_empty && race_clock_ns() < hard)) {
 		uintptr_t f[STACK_TRACE_FRAMES];
+		uint64_t start = race_clock_ns();
 		empty += !stack_trace_save(f, STACK_TRACE_FRAMES, 0);
 		done++;
 		/* As long again outside any unwind: some signals must land there. */
-		uint64_t spin = race_clock_ns() + 3000;
+		uint64_t now = race_clock_ns(), spin = now + (now - start);
 		while (race_clock_ns() < spin)
 			;
 	}
