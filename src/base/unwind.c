@@ -93,3 +93,28 @@ __attribute__((used)) int unwind_fast_walk(void **frames, int size, uintptr_t pc
 	return n;
 }
 #endif
+
+#if UNWIND_FAST
+#include <dlfcn.h>
+
+/*
+ * The rule cache is keyed by address: a library unloaded and another
+ * loaded where it was would meet the old library's rules, and a wrong rule
+ * reads the stack at a wrong place.  So dlclose() (ours, in front of
+ * libc's, as heap profilers do it) empties the cache after the unload.
+ */
+__attribute__((visibility("default"))) int dlclose(void *handle)
+{
+	static int (*next)(void *);
+	int (*real)(void *) = __atomic_load_n(&next, __ATOMIC_ACQUIRE);
+	if (!real) {
+		real = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+		if (!real)
+			return -1;
+		__atomic_store_n(&next, real, __ATOMIC_RELEASE);
+	}
+	int ret = real(handle);
+	cfi_cache_flush();
+	return ret;
+}
+#endif

@@ -55,6 +55,15 @@ void cfi_cache_flush(void)
 		__atomic_store_n(&c[i], 0, __ATOMIC_RELAXED);
 }
 
+size_t cfi_cache_used(void)
+{
+	uint64_t *c = __atomic_load_n(&cache, __ATOMIC_ACQUIRE);
+	size_t used = 0;
+	for (size_t i = 0; c && i < (size_t)1 << CACHE_BITS; i++)
+		used += __atomic_load_n(&c[i], __ATOMIC_RELAXED) != 0;
+	return used;
+}
+
 static inline size_t slot_of(uintptr_t pc)
 {
 	return (size_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS));

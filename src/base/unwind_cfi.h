@@ -38,6 +38,8 @@ __hidden bool cfi_rule_find(uintptr_t pc, struct cfa_rule *rule);
 __hidden void cfi_cache_init(void);
 /* Forget every cached rule (tests: a cold cache). */
 __hidden void cfi_cache_flush(void);
+/* Slots in use (tests: dlclose() empties the cache). */
+__hidden size_t cfi_cache_used(void);
 
 /*
  * Walk from the frame at (@pc, @sp, @bp), a return address and the rsp and

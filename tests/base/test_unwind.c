@@ -197,6 +197,21 @@ static void same_as_backtrace(void)
 	}
 }
 
+/* dlclose() empties the rule cache: another library may load where one was. */
+static void dlclose_flushes(void)
+{
+#if UNWIND_FAST
+	CHECK(run_plan(plans[0]));
+	CHECK(cfi_cache_used() > 0);
+	void *h = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
+	CHECK(h != NULL);
+	if (h)
+		CHECK_EQ(dlclose(h), 0);
+	CHECK_EQ(cfi_cache_used(), 0);
+	CHECK(run_plan(plans[0]));	/* and refills */
+#endif
+}
+
 /* Stack depth 30: the walk fills exactly what it is given, no more. */
 static void stops_at_size(void)
 {
@@ -289,6 +304,7 @@ int main(void)
 	fprintf(stderr, "   fast walker: %s\n", UNWIND_FAST ? "CFI" : "backtrace()");
 	RUN(same_as_backtrace);
 	RUN(stops_at_size);
+	RUN(dlclose_flushes);
 	RUN(threads_race_on_the_cache);
 	RUN(from_a_signal_handler);
 	return check_done();
