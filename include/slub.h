@@ -11,6 +11,10 @@
  * descriptors), object caches (kmem_cache_*) and the kmalloc family on
  * SLUB's slabs, and the slub_ extras at the end.  `struct page` is opaque:
  * use page_address(), virt_to_page() and page_to_nid().
+ *
+ * Besides this API the library defines one libc function, dlclose(), on
+ * x86-64: it calls libc's, then forgets the unwind rules slub_debug=U's
+ * stack capture cached for the addresses the library occupied.
  */
 #ifndef SLUB_H
 #define SLUB_H

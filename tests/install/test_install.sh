@@ -16,9 +16,16 @@ for f in include/slub.h lib/libslub.so lib/libslub.a lib/pkgconfig/slub.pc lib/p
   [ -e "$prefix/$f" ] || fail "missing $f"
 done
 
-# Only the public API is exported: exactly the SLUB_API names of slub.h.
+# Only the public API is exported: exactly the SLUB_API names of slub.h, and
+# on x86-64 with glibc 2.35 or later dlclose (passed on, after which the
+# stack unwinder's rule cache is emptied: src/base/unwind.c).
+glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+at_least() { [ -n "$glibc" ] && [ "$(printf '%s\n' "$1" "$glibc" | sort -V | head -1)" = "$1" ]; }
+extra=
+if [ "$(uname -m)" = x86_64 ] && at_least 2.35; then extra=dlclose; fi
 exported=$(nm -D --defined-only "$prefix/lib/libslub.so" | awk '{print $3}' | sort)
-declared=$(grep -E '^SLUB_API' "$src/include/slub.h" | sed -E 's/.*[ *]([A-Za-z_0-9]+)\(.*/\1/' | sort)
+declared=$( (grep -E '^SLUB_API' "$src/include/slub.h" | sed -E 's/.*[ *]([A-Za-z_0-9]+)\(.*/\1/'
+             echo $extra) | grep . | sort)
 [ "$exported" = "$declared" ] || fail "exported symbols differ from slub.h:
 $(diff <(echo "$declared") <(echo "$exported") || true)"
 
@@ -29,9 +36,7 @@ malloc_names="aligned_alloc calloc cfree free free_aligned_sized free_sized mall
 malloc_trim malloc_usable_size mallopt memalign posix_memalign pvalloc realloc reallocarray valloc
 __libc_calloc __libc_free __libc_mallinfo __libc_malloc __libc_mallopt __libc_memalign
 __libc_pvalloc __libc_realloc __libc_reallocarray __libc_valloc"
-glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
-if [ "$(uname -m)" = x86_64 ] && [ -n "$glibc" ] &&
-   [ "$(printf '%s\n' 2.34 "$glibc" | sort -V | head -1)" = 2.34 ]; then
+if [ "$(uname -m)" = x86_64 ] && at_least 2.34; then
 	malloc_names="$malloc_names __register_atfork"
 fi
 exported_m=$(nm -D --defined-only "$prefix/lib/libslub-malloc.so" | awk '{print $3}' | sort)
