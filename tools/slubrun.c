@@ -43,8 +43,9 @@ static void usage(FILE *out)
 		"                    process slubrun started, at its last exec (a launcher\n"
 		"                    that execs the real program counts as the program)\n"
 		"  --stats=all       a table for every process of the program (each child too)\n"
-		"  --stats=internal  the allocator's own caches (kmem_cache) in the table too;\n"
-		"                    --stats=all,internal for both\n"
+		"  --stats=internal  the allocator's own caches (kmem_cache) in the table too\n"
+		"  --stats=counters  each cache's statistics counters after the table (a\n"
+		"                    -DSLUB_STATS=ON build); words combine: --stats=all,counters\n"
 		"  --abort-on-error  an error report (a bad free, a corrupted heap) prints the\n"
 		"                    stack and aborts the program (SIGABRT, status 134), as\n"
 		"                    glibc does; warnings (an allocation failing, an option)\n"
@@ -352,6 +353,28 @@ static int run_with_stats(char **argv, enum stats_mode mode)
 	return WEXITSTATUS(status);
 }
 
+/* --stats=WORD[,WORD...]: all, internal, counters. */
+static bool stats_words(const char *list, enum stats_mode *stats)
+{
+	char words[64];
+	snprintf(words, sizeof(words), "%s", list);
+	*stats = STATS_PROGRAM;
+	for (char *save = NULL, *w = strtok_r(words, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(w, "all"))
+			*stats = STATS_ALL;
+		else if (!strcmp(w, "internal"))
+			add_option("slub_exit_stats_internal=1");
+		else if (!strcmp(w, "counters"))
+			add_option("slub_exit_counters=1");
+		else {
+			fprintf(stderr, "slubrun: --stats=%s: '%s' is none of all, internal, counters\n",
+				list, w);
+			return false;
+		}
+	}
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	const char *options = NULL, *debug = NULL;
@@ -366,12 +389,9 @@ int main(int argc, char **argv)
 			break;
 		} else if (!strcmp(argv[i], "--stats")) {
 			stats = STATS_PROGRAM;
-		} else if (!strcmp(argv[i], "--stats=all")) {
-			stats = STATS_ALL;
-		} else if (!strcmp(argv[i], "--stats=internal") ||
-			   !strcmp(argv[i], "--stats=all,internal")) {
-			stats = argv[i][8] == 'a' ? STATS_ALL : STATS_PROGRAM;
-			add_option("slub_exit_stats_internal=1");
+		} else if (!strncmp(argv[i], "--stats=", 8)) {
+			if (!stats_words(argv[i] + 8, &stats))
+				return 2;
 		} else if (!strcmp(argv[i], "--abort-on-error")) {
 			abort_on_error = true;
 		} else if (!strcmp(argv[i], "--debug")) {
