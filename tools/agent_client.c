@@ -38,11 +38,9 @@ int agent_connect(pid_t pid, char *path, size_t len)
 {
 	char buf[AGENT_PATH_MAX];
 	int err = agent_socket_find(pid, buf, sizeof(buf));
-	if (err)
-		return err;
-	if (path)
-		snprintf(path, len, "%s", buf);
-	return agent_connect_path(buf);
+	if (path)	/* the stale one removed, for -ESRCH */
+		snprintf(path, len, "%s", err == -ENOENT ? "" : buf);
+	return err ? err : agent_connect_path(buf);
 }
 
 /* All @n bytes sent (@out) or received; -ECONNRESET if the connection broke. */
