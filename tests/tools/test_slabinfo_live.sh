@@ -6,32 +6,8 @@
 # --watch shows a change and ends with the process; a SIGKILLed process's
 # socket is found stale and removed; a process without the agent is named.
 set -euo pipefail
-slabinfo=$1 target=$2
-work=$(mktemp -d)
-export XDG_RUNTIME_DIR=$work
-cd "$work"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-fail() { echo "test_slabinfo_live: $*" >&2; exit 1; }
-
-# start [OPTIONS]: the target on fds 3 (to it) and 4 (from it); sets pid.
-start() {
-  rm -f "$work/in" "$work/out"; mkfifo "$work/in" "$work/out"
-  SLUB_OPTIONS=${1-slub_agent} "$target" <"$work/in" >"$work/out" &
-  pids+=($!)
-  exec 3>"$work/in" 4<"$work/out"
-  read -r -u 4 word pid || fail "target did not start"
-  [ "$word" = ready ] || fail "target said '$word'"
-}
-# api CACHE ATTR: the attribute as the process reads it ('|' for newlines).
-api() { echo "attr $1 $2" >&3; read -r -u 4 line; echo "$line"; }
-cmd() { echo "$1" >&3; read -r -u 4 line; [ "$line" = ok ] || fail "$1: $line"; }
-wait_socket() {
-  for _ in $(seq 3000); do [ -S "$work/slub/$1.sock" ] && return 0; sleep 0.01; done
-  fail "no socket for pid $1 in $work/slub"
-}
-num() { echo "${1%% *}" | tr -d '|'; }
+slabinfo=$1 target=$2 name=test_slabinfo_live
+source "$(dirname "$0")/agent_lib.sh"
 
 start
 wait_socket "$pid"
@@ -69,10 +45,8 @@ cmd free
 watcher=$!
 sleep 0.5
 cmd "alloc 5000"
-for _ in $(seq 200); do grep -Eq '^agent_t_plain +5000 +\+5000 .*\*$' watch.txt && break; sleep 0.05; done
-grep -Eq '^agent_t_plain +5000 +\+5000 .*\*$' watch.txt || fail "--watch shows no change: $(tail -5 watch.txt)"
-echo quit >&3
-exec 3>&- 4<&-
+wait_until 30 grep -Eq '^agent_t_plain +5000 +\+5000 .*\*$' watch.txt || fail "--watch shows no change: $(tail -5 watch.txt)"
+quit
 st=0; timeout 30 tail --pid=$watcher -f /dev/null || st=$?
 [ "$st" = 0 ] || fail "--watch did not end with the process"
 wait $watcher || fail "--watch exit status $?"
@@ -97,5 +71,5 @@ sleep 0.2
 st=0; "$slabinfo" -p "$pid" >out.txt 2>&1 || st=$?
 [ "$st" = 1 ] && grep -q "has no libslub agent: run it with SLUB_OPTIONS=slub_agent" out.txt ||
   fail "-p without the agent: status $st, $(cat out.txt)"
-echo quit >&3
+quit
 echo "test_slabinfo_live: ok"
