@@ -9,7 +9,8 @@
  * Kept tiny (TRAPS.md, "Live statistics"): off unless the option asks;
  * all signals blocked; its buffers are one mapping of its own, never the
  * heap it inspects; no allocator lock is held while it waits (poll and
- * send come after the cache walk that read the answer).  Two reads do
+ * send come after the cache walk that read the answer).  It wakes every
+ * 2 s to see that its fds are still its own (a program may close them).  Two reads do
  * reach the heap: alloc_calls and free_calls sort their sites with glibc's
  * qsort, which mallocs a merge buffer for more than 1 KiB of them (glibc
  * before 2.37) inside the agent's cache walk.
@@ -50,6 +51,7 @@
 
 struct agent_client {
 	int fd;				/* -1: a free slot */
+	ino_t ino;			/* its socket's, to know it is still ours */
 	size_t len;			/* bytes in @in */
 	char in[AGENT_REQUEST_MAX + AGENT_WRITE_MAX];
 };
@@ -65,6 +67,7 @@ static pid_t agent_pid;			/* the process whose thread runs */
 static int agent_listen_fd = -1;
 static char agent_path[AGENT_PATH_MAX];	/* set before the fd, under agent_lock's start */
 static struct agent_mem *agent_mem;
+static ino_t agent_listen_ino;
 
 bool slub_agent_wanted(void)
 {
@@ -215,6 +218,23 @@ static bool answer(int fd, char *line, const char *payload, size_t payload_len)
 
 /* ---- clients ------------------------------------------------------------------ */
 
+/*
+ * Is @fd still the socket we opened?  A daemon closing every fd closes
+ * ours too, and the number may then be the program's: never read from it
+ * or close it then.
+ */
+static bool still_ours(int fd, ino_t ino)
+{
+	struct stat st;
+	return !fstat(fd, &st) && S_ISSOCK(st.st_mode) && st.st_ino == ino;
+}
+
+static ino_t ino_of(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) ? 0 : st.st_ino;
+}
+
 static void drop(struct agent_client *c)
 {
 	close(c->fd);
@@ -241,6 +261,7 @@ static void accept_client(int lfd)
 	for (int i = 0; i < AGENT_CLIENTS; i++)
 		if (agent_mem->clients[i].fd < 0) {
 			agent_mem->clients[i].fd = fd;
+			agent_mem->clients[i].ino = ino_of(fd);
 			agent_mem->clients[i].len = 0;
 			return;
 		}
@@ -330,6 +351,7 @@ static int agent_listen(void)
 	if (listen(fd, AGENT_CLIENTS))
 		goto fail;
 	memcpy(agent_path, sun.sun_path, sizeof(agent_path));
+	agent_listen_ino = ino_of(fd);
 	__atomic_store_n(&agent_listen_fd, fd, __ATOMIC_RELEASE);
 	return 0;
 fail:
@@ -364,15 +386,33 @@ static void *agent_main(void *arg)
 				slot[nfds] = i;
 				pfd[nfds++] = (struct pollfd){ agent_mem->clients[i].fd, POLLIN, 0 };
 			}
-		/* Waits here, and only here, holding nothing. */
-		if (poll(pfd, (nfds_t)nfds, -1) < 0) {
+		/*
+		 * Waits here, and only here, holding nothing; every 2 s it looks
+		 * whether its fds are still its own (below).
+		 */
+		if (poll(pfd, (nfds_t)nfds, 2000) < 0) {
 			if (errno == EINTR)
 				continue;
 			return NULL;
 		}
-		for (int i = 1; i < nfds; i++)
-			if (pfd[i].revents)
-				client_input(&agent_mem->clients[slot[i]]);
+		/*
+		 * An fd the program closed (POLLNVAL, or its number another
+		 * file's now) is forgotten, never closed; without the listening
+		 * socket the agent ends.  (A poll under way follows the number,
+		 * not the file: only the timeout brings it back then.)
+		 */
+		for (int i = 1; i < nfds; i++) {
+			struct agent_client *c = &agent_mem->clients[slot[i]];
+			if ((pfd[i].revents & POLLNVAL) || !still_ours(c->fd, c->ino))
+				*c = (struct agent_client){ .fd = -1 };
+			else if (pfd[i].revents)
+				client_input(c);
+		}
+		if ((pfd[0].revents & POLLNVAL) || !still_ours(lfd, agent_listen_ino)) {
+			if (__atomic_exchange_n(&agent_listen_fd, -1, __ATOMIC_ACQ_REL) >= 0)
+				unlink(agent_path);
+			return NULL;
+		}
 		if (pfd[0].revents & POLLIN)
 			accept_client(lfd);
 	}

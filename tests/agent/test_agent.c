@@ -202,6 +202,10 @@ static void other_uid_refused(void)
 		fprintf(stderr, "   (skipped: not root, cannot become another uid)\n");
 		return;
 	}
+	if (UNDER_TSAN) {	/* the child's fork handler starts its agent: TSan refuses */
+		fprintf(stderr, "   (skipped: TSan does not support threads started after a fork)\n");
+		return;
+	}
 	struct passwd *pw = getpwnam("nobody");
 	uid_t nobody = pw ? pw->pw_uid : 65534;
 	char path[AGENT_PATH_MAX];
@@ -412,6 +416,48 @@ static void readers_beside_8_allocators(void)
 		kmem_cache_destroy(churn_caches[i]);
 }
 
+/*
+ * A daemon closing every fd closes the agent's too: the agent must see
+ * it (POLLNVAL), not spin on it nor close a number the program reuses,
+ * and end, removing its socket.  Last: it ends this process's agent.
+ */
+static void closed_fd_ends_the_agent(void)
+{
+	char path[AGENT_PATH_MAX], cmd[128];
+	sock_path(getpid(), path, sizeof(path));
+	int closed = 0;
+	for (int fd = 3; fd < 1024; fd++) {
+		struct sockaddr_un sun;
+		socklen_t len = sizeof(sun);
+		int listening = 0;
+		socklen_t ilen = sizeof(listening);
+		if (getsockname(fd, (struct sockaddr *)&sun, &len) || sun.sun_family != AF_UNIX ||
+		    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &ilen) || !listening ||
+		    strcmp(sun.sun_path, path))
+			continue;
+		close(fd);
+		closed++;
+	}
+	CHECK_EQ(closed, 1);
+	/*
+	 * A client now most likely takes the closed number: the agent's poll
+	 * then waits on this socket, until its timeout shows it is not its own.
+	 */
+	int fd = agent_connect_path(path);
+	bool gone = false;
+	for (int i = 0; i < 3000 && !gone; i++) {
+		usleep(10000);
+		gone = !exists(path);
+	}
+	CHECK(gone);
+	snprintf(cmd, sizeof(cmd), "grep -qx slub-agent /proc/%d/task/*/comm", (int)getpid());
+	for (int i = 0; i < 300 && system(cmd) == 0; i++)
+		usleep(10000);
+	CHECK(system(cmd) != 0);	/* the thread ended */
+	if (fd >= 0)
+		close(fd);
+}
+
 /* A socket left by a process that is gone: made before our agent starts. */
 static pid_t stale_pid;
 
@@ -498,6 +544,7 @@ int main(int argc, char **argv)
 	RUN(fork_has_own_agent);
 	RUN(readers_beside_8_allocators);
 	close(agent_fd);
+	RUN(closed_fd_ends_the_agent);
 	/* The socket itself goes at exit (fork_has_own_agent saw a child's go). */
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", base);

@@ -43,7 +43,8 @@ cmd free
 # --watch: a refresh shows the growth, and the watch ends with the process.
 "$slabinfo" -p "$pid" --watch 0.2 agent_t_plain >watch.txt 2>&1 &
 watcher=$!
-sleep 0.5
+# A first refresh before the change, whenever a busy machine lets it come.
+wait_until 30 grep -q '^slabinfo: pid' watch.txt || fail "--watch printed nothing"
 cmd "alloc 5000"
 wait_until 30 grep -Eq '^agent_t_plain +5000 +\+5000 .*\*$' watch.txt || fail "--watch shows no change: $(tail -5 watch.txt)"
 quit
