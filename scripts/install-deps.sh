@@ -8,11 +8,13 @@ profile=${1:-test}
 pkgs=(build-essential cmake pkg-config)
 # The real programs the tests run under libslub (tests/programs).
 programs=(python3 sqlite3 git xz-utils gzip redis-server redis-tools)
+# slubfs and its tests (a live process's tree mounted through FUSE).
+fuse=(fuse3 libfuse3-dev)
 case "$profile" in
   build) ;;
   run)   pkgs+=(python3) ;;	# make run: the demonstration and Python under slubrun
-  test)  pkgs+=("${programs[@]}") ;;
-  ci)    pkgs+=("${programs[@]}" clang libclang-rt-14-dev valgrind) ;;
+  test)  pkgs+=("${programs[@]}" "${fuse[@]}") ;;
+  ci)    pkgs+=("${programs[@]}" "${fuse[@]}" clang libclang-rt-14-dev valgrind) ;;
   bench) pkgs+=("${programs[@]}" valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0) ;;
   *) echo "install-deps.sh: unknown profile '$profile' (build, run, test, ci, bench)" >&2; exit 2 ;;
 esac
