@@ -26,11 +26,15 @@ build: configure
 run:
 	@scripts/install-deps.sh run
 	@$(MAKE) configure
-	cmake --build $(BUILD) -j$(JOBS) --target slub-demo slubrun slub_malloc
+	cmake --build $(BUILD) -j$(JOBS) --target slub-demo slubrun slub_malloc slabinfo
+	-cmake --build $(BUILD) -j$(JOBS) --target slubfs 2>/dev/null
 	$(BUILD)/tools/slub-demo
 	@echo
 	@echo "== a real program on libslub: slubrun --stats -- $(PYTHON) tests/programs/workload.py"
 	$(BUILD)/tools/slubrun --stats -- $(PYTHON) tests/programs/workload.py
+	@echo
+	@echo "== a program's caches, live: slabinfo -p and slubfs (scripts/demo-live.sh)"
+	scripts/demo-live.sh $(BUILD) $(PYTHON)
 
 # Every test, and the real programs they run under libslub.
 test:

@@ -12,7 +12,7 @@ programs=(python3 sqlite3 git xz-utils gzip redis-server redis-tools)
 fuse=(fuse3 libfuse3-dev)
 case "$profile" in
   build) ;;
-  run)   pkgs+=(python3) ;;	# make run: the demonstration and Python under slubrun
+  run)   pkgs+=(python3 "${fuse[@]}") ;;	# make run: the demonstration, Python under slubrun, its live tree
   test)  pkgs+=("${programs[@]}" "${fuse[@]}") ;;
   ci)    pkgs+=("${programs[@]}" "${fuse[@]}" clang libclang-rt-14-dev valgrind) ;;
   bench) pkgs+=("${programs[@]}" valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0) ;;
