@@ -424,6 +424,10 @@ static void readers_beside_8_allocators(void)
 static void closed_fd_ends_the_agent(void)
 {
 	char path[AGENT_PATH_MAX], cmd[128];
+	if (UNDER_TSAN) {	/* the close races with the agent's fstat on purpose: TSan says so */
+		fprintf(stderr, "   (skipped: it closes a thread's fd under it, which TSan reports)\n");
+		return;
+	}
 	sock_path(getpid(), path, sizeof(path));
 	int closed = 0;
 	for (int fd = 3; fd < 1024; fd++) {

@@ -9,7 +9,9 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   if [ -n "${on_exit:-}" ]; then eval "$on_exit" || true; fi
-  rm -rf "$work"
+  # An auto_unmount may still be finishing (rmdir of the mount point: EISDIR, EBUSY).
+  for _ in 1 2 3 4 5 6 7 8 9 10; do rm -rf "$work" 2>/dev/null && return 0; sleep 0.2; done
+  echo "$name: note: could not remove $work" >&2
 }
 trap cleanup EXIT
 fail() { echo "$name: $*" >&2; exit 1; }
