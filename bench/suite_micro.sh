@@ -19,13 +19,16 @@ micro_cases() {
 }
 mapfile -t cases < <(micro_cases)
 
-micro_pairs() {	# how many pairs a case times: about 0.1 s (QUICK: a tenth)
-  local s=$1 p=4000000
+micro_pairs() {	# pairs a case times: 0.05 s at a fast path's speed (QUICK: a tenth)
+  local s=$1 p=2000000
   [ "$s" -gt 4096 ] && p=40000
   echo $((p / (QUICK ? 10 : 1)))
 }
 
-run_one() {	# run_one ALLOC CASE
+run_one() {	# run_one ALLOC CASE: ns per pair, the first number printed
+  micro_run "$@" | awk '{print $1}'
+}
+micro_run() {
   local s=${2%%B/*} n=${2##*/}
   case $1 in
     slub-cache) "$build/bench/bench_micro_slab" "$s" "$n" "$(micro_pairs "$s")" cache ;;
@@ -35,13 +38,14 @@ run_one() {	# run_one ALLOC CASE
 }
 interleave micro pair low ns "${names[@]}" slub-cache slub-kmalloc
 
-callgrind_ir() {	# callgrind_ir PAIRS PRELOAD CMD...: instructions per pair in `measured`
-  local pairs=$1 pre=$2 f
-  shift 2
+callgrind_ir() {	# callgrind_ir PRELOAD CMD...: instructions per pair in `measured`
+  local pre=$1 f pairs
+  shift
   f=$(mktemp)
-  LD_PRELOAD=$pre valgrind --tool=callgrind --callgrind-out-file="$f" --collect-atstart=no \
-    --toggle-collect=measured "$@" >/dev/null 2>&1 &&
-    awk -v n="$pairs" '/^(summary|totals):/ {t=$2} END {if (t) printf "%.1f\n", t / n}' "$f"
+  # The pairs bench_micro measured (it may cap them): its second number.
+  pairs=$(LD_PRELOAD=$pre valgrind --tool=callgrind --callgrind-out-file="$f" --collect-atstart=no \
+    --toggle-collect=measured "$@" 2>/dev/null | awk '{print $2}') &&
+    awk -v n="$pairs" '/^(summary|totals):/ {t=$2} END {if (t && n) printf "%.1f\n", t / n}' "$f"
   rm -f "$f"
 }
 if command -v valgrind >/dev/null; then
@@ -52,10 +56,10 @@ if command -v valgrind >/dev/null; then
     p=$(ir_pairs "$s")
     [ "$p" -ge "$n" ] || p=$n
     case $1 in
-      slub-rseq) callgrind_ir "$p" "$count_build/libslub-malloc.so" "$build/bench/bench_micro" "$s" "$n" "$p" ;;
-      slub-cache) callgrind_ir "$p" "" "$count_build/bench/bench_micro_slab" "$s" "$n" "$p" cache ;;
-      slub-kmalloc) callgrind_ir "$p" "" "$count_build/bench/bench_micro_slab" "$s" "$n" "$p" kmalloc ;;
-      *) callgrind_ir "$p" "${preload[$1]}" "$build/bench/bench_micro" "$s" "$n" "$p" ;;
+      slub-rseq) callgrind_ir "$count_build/libslub-malloc.so" "$build/bench/bench_micro" "$s" "$n" "$p" ;;
+      slub-cache) callgrind_ir "" "$count_build/bench/bench_micro_slab" "$s" "$n" "$p" cache ;;
+      slub-kmalloc) callgrind_ir "" "$count_build/bench/bench_micro_slab" "$s" "$n" "$p" kmalloc ;;
+      *) callgrind_ir "${preload[$1]}" "$build/bench/bench_micro" "$s" "$n" "$p" ;;
     esac
   }
   ir_allocs=("${names[@]}")

@@ -10,7 +10,7 @@
 # Rates in millions of operations per second (what an op is: each file).
 
 cases=(1 2 4 8)
-declare -A mt_work=([xmalloc]=4000000 [larson]=4000000 [scratch]=200000 [shortlived]=4000000)
+declare -A mt_work=([xmalloc]=2000000 [larson]=2000000 [scratch]=100000 [shortlived]=2000000)
 for mt_bench in xmalloc larson scratch shortlived; do
   run_one() {	# run_one ALLOC THREADS
     preloaded "$1" "$build/bench/bench_$mt_bench" "$2" $((mt_work[$mt_bench] / (QUICK ? 10 : 1))) |
