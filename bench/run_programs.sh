@@ -66,8 +66,10 @@ declare -A cmds=(
   [sqlite]="sqlite3 :memory: <q.sql"
 )
 programs=(python python-malloc sort sort-parallel gzip xz-threads git gcc sqlite)
-# gcc: five of our own files, one by one (-o needs one input).
-cmds[gcc]="for f in slub page_alloc kmalloc malloc slab_common; do gcc -O2 -I$src/include -I$src/src -c $src/src/\$f.c -o /dev/null; done"
+# gcc: five of our own files, one by one (-o needs one input).  The paths
+# follow src/'s layers: a file moved must be moved here too, or the run stops
+# at gcc with its error (below).
+cmds[gcc]="for f in slab/slub page/page_alloc slab/kmalloc malloc/malloc slab/slab_common; do gcc -O2 -I$src/include -I$src/src -c $src/src/\$f.c -o /dev/null || exit 1; done"
 
 declare -A best_t peak_r round_t round_r
 order=("${allocators[@]}" glibc-again)
@@ -76,7 +78,12 @@ for r in $(seq "$rounds"); do
     # Each round starts with another allocator: no one always runs first.
     for i in "${!order[@]}"; do
       a=${order[$(((i + r - 1) % ${#order[@]}))]}
-      line=$(LD_PRELOAD=${preload[$a]} "$runstat" bash -c "${cmds[$prog]}" 2>&1 >/dev/null | tail -1)
+      # A program that fails stops the run, loudly: its figures would mean nothing.
+      if ! line=$(LD_PRELOAD=${preload[$a]} "$runstat" bash -c "${cmds[$prog]}" 2>&1 >/dev/null | tail -3); then
+        echo "run_programs.sh: $prog failed under $a: $line" >&2
+        exit 1
+      fi
+      line=$(tail -1 <<<"$line")
       read -r t rss cpu <<<"$line"
       if [ -n "${SUITE_RAW:-}" ]; then
         printf 'programs\t%s\t-\t%s\tlow\t%s\t%s\t%s\n' "$prog" wall-s "$a" "$r" "$t" \
