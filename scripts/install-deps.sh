@@ -15,7 +15,8 @@ case "$profile" in
   run)   pkgs+=(python3 "${fuse[@]}") ;;	# make run: the demonstration, Python under slubrun, its live tree
   test)  pkgs+=("${programs[@]}" "${fuse[@]}") ;;
   ci)    pkgs+=("${programs[@]}" "${fuse[@]}" clang libclang-rt-14-dev valgrind) ;;
-  bench) pkgs+=("${programs[@]}" valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0) ;;
+  # gnuplot-nox: the suite's PNG plots, without X.
+  bench) pkgs+=("${programs[@]}" valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox) ;;
   *) echo "install-deps.sh: unknown profile '$profile' (build, run, test, ci, bench)" >&2; exit 2 ;;
 esac
 
