@@ -46,19 +46,25 @@ for r in $(seq "$rounds"); do
     LD_PRELOAD=${preload[$n]} redis-server --port 0 --unixsocket "$work/sock" --dir "$work" \
       --save "" --appendonly no "${io[@]}" >/dev/null 2>&1 &
     pid=$!
-    for _ in $(seq 100); do redis-cli -s "$work/sock" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    # Up to 20 s to come up: on a loaded machine 5 s was not always enough.
+    for _ in $(seq 400); do redis-cli -s "$work/sock" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    # A server that gave no figures is said so and skipped, not the run ended.
     out=$(redis-benchmark -s "$work/sock" -q -n "$requests" -c 50 -P 16 -d 100 -r 1000000 \
-            -t "$(IFS=,; echo "${tests[*]}")" 2>/dev/null | tr '\r' '\n' | grep 'requests per second')
+            -t "$(IFS=,; echo "${tests[*]}")" 2>/dev/null | tr '\r' '\n' | grep 'requests per second') ||
+      echo "run_redis.sh: no figures from $n's server in round $r" >&2
     for t in "${tests[@]}"; do
       label=$(tr a-z A-Z <<<"$t" | sed 's/LRANGE_100/LRANGE_100 (first 100 elements)/')
       rps=$(sed -n "s/^$label: \([0-9.]*\) requests.*/\1/p" <<<"$out" | head -1)
+      [ -n "$rps" ] || continue
       krps=$(awk -v x="$rps" 'BEGIN { printf "%.0f", x / 1000 }')
       keep_best "$t/$n" "$krps" max
       raw "$t" krps high "$n" "$krps"
     done
-    hwm=$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' /proc/$pid/status)
-    keep_best "rss/$n" "$hwm" max
-    raw - peak-MiB low "$n" "$hwm"
+    hwm=$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' /proc/$pid/status 2>/dev/null || true)
+    if [ -n "$hwm" ]; then
+      keep_best "rss/$n" "$hwm" max
+      raw - peak-MiB low "$n" "$hwm"
+    fi
     redis-cli -s "$work/sock" shutdown nosave >/dev/null 2>&1 || true
     wait $pid || true
   done

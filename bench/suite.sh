@@ -16,12 +16,15 @@
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-build-bench}" && pwd)
+# shellcheck disable=SC2034  # read by suite_micro.sh
 count_build=$(cd "${2:-build-count}" 2>/dev/null && pwd || echo /nonexistent)
 QUICK=${QUICK:-0}
 rounds=${ROUNDS:-5}
 [ "$QUICK" = 1 ] && rounds=1
-[ -e "$build/libslub-malloc.so" ] && [ -x "$build/bench/bench_micro" ] ||
-  { echo "suite.sh: build first ($build)" >&2; exit 1; }
+if [ ! -e "$build/libslub-malloc.so" ] || [ ! -x "$build/bench/bench_micro" ]; then
+  echo "suite.sh: build first ($build)" >&2
+  exit 1
+fi
 out_dir=$src/bench/results/$(date +%Y-%m-%d)-$(git -C "$src" rev-parse --short HEAD)
 [ "$QUICK" = 1 ] && out_dir+=-quick
 mkdir -p "$out_dir"
@@ -42,6 +45,7 @@ declare -A about=(
 declare -A plots=([micro]="ns Ir" [threads]="Mops" [memory]="peak trimmed net-peak" [programs]="wall-s peak-MiB krps")
 for g in ${BENCH_GROUPS:-micro threads memory programs}; do
   echo "== group $g ($rounds rounds)" >&2
+  # shellcheck source=/dev/null
   . "$src/bench/suite_$g.sh"
   {
     echo "# $g"
@@ -50,7 +54,7 @@ for g in ${BENCH_GROUPS:-micro threads memory programs}; do
     echo
     awk -F'\t' -v group="$g" -v peers="$peers" -f "$src/bench/suite_table.awk" "$raw"
     [ "$g" = programs ] && [ -s "$out_dir/programs.txt" ] &&
-      printf '\nThe scripts'"'"' own reports (noise floor included):\n\n```\n%s\n```\n' "$(cat "$out_dir/programs.txt")"
+      printf "\nThe scripts' own reports (noise floor included):\n\n\`\`\`\n%s\n\`\`\`\n" "$(cat "$out_dir/programs.txt")"
     for m in ${plots[$g]}; do
       "$src/bench/suite_plot.sh" "$raw" "$g" "$m" "$g: $m" "$out_dir/$g-$m.png" "$peers" &&
         [ -s "$out_dir/$g-$m.png" ] && printf '\n![%s %s](%s-%s.png)\n' "$g" "$m" "$g" "$m"

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash disable=SC2154  # sourced by suite.sh, which sets raw, rounds, build...
 # suite_lib.sh - sourced by bench/suite.sh: how a measurement is taken and
 # kept.  Every measurement is one process; its numbers go to $raw, one row
 # each:  group bench case metric better alloc round value

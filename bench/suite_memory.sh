@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash disable=SC2154,SC2034,SC2317  # sourced by suite.sh: it sets build, rounds; interleave reads cases
 # suite_memory.sh - group 3, sourced by bench/suite.sh: resident memory,
 # in MiB, net of what the benchmark process holds before it allocates.
 #   frag         bench_frag.c: peak and final RSS of a fragmented heap, RSS

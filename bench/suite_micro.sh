@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash disable=SC2154,SC2034,SC2317  # sourced by suite.sh: it sets build, rounds; interleave reads cases
 # suite_micro.sh - group 1, sourced by bench/suite.sh: the allocator's own
 # work (bench_micro.c).  ns per alloc+free pair with 1, 64 and 4096 objects
 # in flight, sizes 16 B to 4 KiB and a 256 KiB extent (4096 of those would

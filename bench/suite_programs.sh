@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash disable=SC2154  # sourced by suite.sh: it sets raw, src, build, out_dir
 # suite_programs.sh - group 4, sourced by bench/suite.sh: real programs,
 # by the existing scripts, whose raw figures (SUITE_RAW) make the group's
 # table and whose own reports, noise-floor line included, are kept beside

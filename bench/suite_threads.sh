@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash disable=SC2154,SC2034,SC2317  # sourced by suite.sh: it sets build, rounds; interleave reads cases
 # suite_threads.sh - group 2, sourced by bench/suite.sh: multi-threaded
 # rates at 1, 2, 4 and 8 threads (on a 2-core machine, 4 and 8 are
 # oversubscribed on purpose: threads migrate between CPUs mid-operation).
