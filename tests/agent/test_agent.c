@@ -264,7 +264,7 @@ static void fork_has_own_agent(void)
 		/* Its own socket, answering with its own figures. */
 		struct kmem_cache *s = kmem_cache_create("agent_child_only", 200, 0, SLAB_NO_MERGE, NULL);
 		void *o = kmem_cache_alloc(s, 0);
-		int fd = connect_wait(getpid()), st;
+		int fd = connect_wait(getpid()), st = 0;
 		char *a = fd >= 0 ? ask(fd, "read\tagent_child_only\tobjects", &st) : NULL;
 		char api[64] = "";
 		slub_attr_read(s, "objects", api, sizeof(api));
