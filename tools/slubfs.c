@@ -18,6 +18,8 @@
 #define FUSE_USE_VERSION 31
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <fuse.h>
 #include <poll.h>
 #include <pthread.h>
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent_client.h"
@@ -345,18 +348,142 @@ static int load_attrs(void)
 	return 0;
 }
 
+/* Running, not a zombie: /proc/PID/stat's state after the command's ')'. */
+static bool process_running(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
 /*
- * The process's end: its agent's socket hangs up.  SIGHUP to ourselves
- * ends fuse_loop (libfuse's handler), which unmounts on the way out.
+ * An exec keeps the pid: the new image, the agent on in its environment,
+ * listens again at the same path.  Up to 5 s for it; the lists are read
+ * anew (another program, other caches).
+ */
+static bool reconnect(void)
+{
+	for (int waited = 0; waited < 5000 && process_running(fs.pid); waited += 20) {
+		int fd = agent_connect(fs.pid, NULL, 0);
+		if (fd >= 0) {
+			pthread_mutex_lock(&fs.lock);
+			close(fs.fd);
+			fs.fd = fd;
+			free(fs.list_text);
+			fs.list_text = NULL;	/* refresh() lists again */
+			pthread_mutex_unlock(&fs.lock);
+			return true;
+		}
+		struct timespec ts = { 0, 20 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+/*
+ * The process's end: its agent's socket hangs up, and no new agent comes
+ * for its pid.  SIGHUP to ourselves ends fuse_loop (libfuse's handler),
+ * which unmounts on the way out.
  */
 static void *watch_process(void *arg)
 {
 	(void)arg;
-	struct pollfd p = { fs.fd, POLLRDHUP, 0 };
-	while (poll(&p, 1, -1) < 0 || !(p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
-		;
+	do {
+		struct pollfd p = { fs.fd, POLLRDHUP, 0 };
+		while (poll(&p, 1, -1) < 0 || !(p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+			;
+	} while (reconnect());
 	kill(getpid(), SIGHUP);
 	return NULL;
+}
+
+/* /proc/self/mountinfo's escapes (\040 for a space) undone in place. */
+static void unescape_octal(char *s)
+{
+	char *out = s;
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = 0;
+}
+
+/* A slubfs mount at @mnt in the mount table (a dead one's stat may still answer). */
+static bool slubfs_mounted_at(const char *mnt)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	if (!f)
+		return false;
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	while (!found && getline(&line, &cap, f) > 0) {
+		char *fields[5], *save, *p = line;
+		int n = 0;
+		for (; n < 5 && (fields[n] = strtok_r(p, " ", &save)); n++)
+			p = NULL;
+		const char *sep = strstr(save ? save : "", "- fuse.slubfs ");
+		if (n < 5 || !sep)
+			continue;
+		unescape_octal(fields[4]);
+		found = !strcmp(fields[4], mnt);
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/*
+ * auto_unmount has a race: fusermount3 sees our control socket close and
+ * checks the mount (an open() that must fail with ENOTCONN) before the
+ * kernel has aborted our FUSE connection, as our fds close one by one
+ * while we die; it then leaves the mount behind, dead ("Transport endpoint
+ * is not connected"; 2 to 6 kill -9s in 100 on a loaded machine).  A child
+ * forked before the mount (it holds neither the FUSE fd nor libfuse's
+ * socket) waits on a pipe for us, the daemon after fuse_daemonize's fork
+ * too, to die; gives fusermount3 a second; then unmounts a slubfs mount
+ * still at @mnt.  A clean exit has unmounted first.
+ */
+static void start_unmount_guard(const char *mnt)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC))
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		signal(SIGINT, SIG_IGN);	/* a ^C is for slubfs, which unmounts */
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		int devnull = open("/dev/null", O_RDWR);
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+		dup2(pipefd[0], 3);
+		close_range(4, ~0U, 0);	/* the agent's socket, ours: not to hold it open */
+		char c;
+		while (read(3, &c, 1) < 0 && errno == EINTR)
+			;
+		for (int i = 0; i < 20; i++) {
+			if (!slubfs_mounted_at(mnt))
+				_exit(0);
+			struct timespec ts = { 0, 50 * 1000000L };
+			nanosleep(&ts, NULL);
+		}
+		execlp("fusermount3", "fusermount3", "-uzq", mnt, (char *)NULL);
+		_exit(127);
+	}
+	close(pipefd[0]);	/* the write end stays open until we die */
 }
 
 static void usage(FILE *out)
@@ -394,6 +521,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *mnt = argv[i + 1];
+	char mnt_path[PATH_MAX];
+	if (!realpath(mnt, mnt_path)) {	/* the guard below runs in / (fuse_daemonize) */
+		fprintf(stderr, "slubfs: %s: %s\n", mnt, strerror(errno));
+		return 1;
+	}
 	char path[128];
 	fs.pid = (pid_t)pid;
 	fs.fd = agent_connect(fs.pid, path, sizeof(path));
@@ -419,6 +551,7 @@ int main(int argc, char **argv)
 	struct fuse *f = fuse_new(&args, &slubfs_ops, sizeof(slubfs_ops), NULL);
 	if (!f)
 		return 1;
+	start_unmount_guard(mnt_path);	/* before the mount: a kill may come as it appears */
 	if (fuse_mount(f, mnt)) {
 		fuse_destroy(f);
 		return 1;

@@ -3,7 +3,8 @@
 # test_slubrun_fs.sh SLUBRUN SLABINFO - slubrun --fs: a program (bash,
 # on libslub-malloc.so) runs with its tree mounted, which cat and slabinfo
 # read and echo writes; the mount and its directory are gone when it ends,
-# and its exit status comes through.  Both the default place and --fs=DIR.
+# and its exit status comes through; an exec in its pid keeps the tree.
+# Both the default place and --fs=DIR.
 # Exit 77 (skipped) where FUSE cannot mount.
 set -euo pipefail
 slubrun=$1 slabinfo=$2 name=test_slubrun_fs target=
@@ -41,6 +42,22 @@ wait $runner || st=$?
 [ "$st" = 7 ] || fail "exit status $st, not the program's 7: $(cat err.txt)"
 [ ! -e "$work/slub/$pid" ] || fail "mount directory left: $(ls -la "$work/slub")"
 [ ! -e "$work/slub/$pid.sock" ] || fail "socket left"
+
+# A launcher that execs the program keeps its pid: the tree stays mounted
+# and, once the new image's agent listens, reads it.
+cat >inner.sh <<'INNER'
+d=$XDG_RUNTIME_DIR/slub/$$
+for i in $(seq 600); do cat "$d/kmalloc-64/objects" >objects2.txt 2>/dev/null && break; sleep 0.05; done
+mountpoint -q "$d" && echo mounted >>objects2.txt
+INNER
+st=0
+"$slubrun" --fs -- bash -c '
+  d=$XDG_RUNTIME_DIR/slub/$$
+  for i in $(seq 600); do mountpoint -q "$d" && break; sleep 0.05; done
+  exec bash inner.sh' 2>err.txt || st=$?
+[ "$st" = 0 ] || fail "exec: status $st: $(cat err.txt)"
+grep -Eq '^[0-9]+( N0=[0-9]+)?$' objects2.txt && grep -q mounted objects2.txt ||
+  fail "the tree after an exec: $(cat objects2.txt) $(cat err.txt)"
 
 # --fs=DIR, a directory of the caller's: kept, unmounted.
 mkdir tree
