@@ -75,6 +75,7 @@
 #define ARCH_SLAB_MINALIGN 8
 #define SLUB_NAME_MAX 64
 #define SLUB_ID_MAX 24		/* ":dDaFA-" and the size, as the kernel's ID_STR_LENGTH */
+#define SHEAF_CAPACITY_MAX 1024	/* objects per sheaf at most (slub_sheaves' range too) */
 
 /* Internal cache flags, above the public SLAB_* bits. */
 #define __OBJECT_POISON   0x80000000u	/* poison the object itself */
@@ -241,6 +242,9 @@ struct kmem_cache {
 	int refcount;				/* creators sharing it; -1: never merged (boot) */
 	bool ctor_zero_warned;
 	unsigned int useroffset, usersize;	/* kmem_cache_create_usercopy's region */
+	unsigned int freeptr_offset;		/* the free pointer's place, if use_freeptr_offset */
+	bool use_freeptr_offset;		/* kmem_cache_args': inside an RCU cache's object */
+	unsigned int sheaf_capacity;		/* objects per sheaf asked at creation (0: none) */
 	char name[SLUB_NAME_MAX];		/* the first creator's */
 	char id[SLUB_ID_MAX];			/* ":[flags-]size" if mergeable, else "" */
 	struct slab_alias *aliases;		/* the other names merged into it */

@@ -356,11 +356,12 @@ static slab_flags_t drop_costly_debug(struct kmem_cache *s)
 	return s->flags & ~metadata;
 }
 
-static struct kmem_cache *create_cache(const char *name, unsigned int size, unsigned int align,
-				       slab_flags_t flags, unsigned int useroffset,
-				       unsigned int usersize, void (*ctor)(void *),
+static struct kmem_cache *create_cache(const char *name, unsigned int size,
+				       const struct kmem_cache_args *args, slab_flags_t flags,
 				       unsigned int max_order)
 {
+	unsigned int align = args->align, usersize = args->usersize;
+	void (*ctor)(void *) = args->ctor;
 	/* What slub_debug asks for this name: a cache it selects never merges. */
 	bool higher_order_off;
 	flags |= slub_debug_flags(name, &higher_order_off);
@@ -372,7 +373,8 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 		slub_report("kmem_cache_create(%s) inside slub_for_each_cache(): refused", name);
 		return NULL;
 	}
-	struct kmem_cache *s = usersize ? NULL :
+	/* A usercopy region or a sheaf capacity of its own is the cache's own. */
+	struct kmem_cache *s = usersize || args->sheaf_capacity ? NULL :
 			       merge_into_existing(name, size, align, flags, ctor, max_order);
 	if (s)
 		return s;
@@ -383,8 +385,11 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 	s->object_size = size;
 	s->flags = flags;
 	s->ctor = ctor;
-	s->useroffset = useroffset;
+	s->useroffset = args->useroffset;
 	s->usersize = usersize;
+	s->freeptr_offset = args->freeptr_offset;
+	s->use_freeptr_offset = args->use_freeptr_offset;
+	s->sheaf_capacity = args->sheaf_capacity;
 	s->max_order = max_order;
 	s->align = calculate_alignment(flags, align, size);
 	if (higher_order_off)
@@ -410,26 +415,43 @@ struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size, unsi
 	 */
 	if ((flags & SLAB_KMALLOC) && !(size & (size - 1)) && size > align)
 		align = size;
-	return create_cache(name, size, align, flags, 0, 0, ctor, max_order);
+	struct kmem_cache_args args = { .align = align, .ctor = ctor };
+	return create_cache(name, size, &args, flags, max_order);
 }
 
-struct kmem_cache *kmem_cache_create_usercopy(const char *name, unsigned int size,
-					      unsigned int align, slab_flags_t flags,
-					      unsigned int useroffset, unsigned int usersize,
-					      void (*ctor)(void *))
+/* What the kernel refuses in kmem_cache_args, or NULL. */
+static const char *args_check(unsigned int size, const struct kmem_cache_args *args,
+			      slab_flags_t flags)
 {
+	if (args->use_freeptr_offset &&
+	    (!(flags & SLAB_TYPESAFE_BY_RCU) || args->freeptr_offset % sizeof(void *) ||
+	     args->freeptr_offset > size - sizeof(void *) || size < sizeof(void *)))
+		return "freeptr_offset: only a word-aligned field inside a SLAB_TYPESAFE_BY_RCU object";
+	if (args->sheaf_capacity > SHEAF_CAPACITY_MAX)
+		return "sheaf_capacity above " PCPU_STR(SHEAF_CAPACITY_MAX);
+	return NULL;
+}
+
+struct kmem_cache *kmem_cache_create_args(const char *name, unsigned int size,
+					  const struct kmem_cache_args *args, slab_flags_t flags)
+{
+	static const struct kmem_cache_args defaults;
+	struct kmem_cache_args a = args ? *args : defaults;
+
 	slab_ensure_init();
 	if (flags & SLAB_STORE_USER)
 		stack_trace_prime();	/* the program's call: a safe place to ready the unwinder */
-	const char *why = create_check(name, size, align, flags);
-	if (!why && (usersize > size || size - usersize < useroffset || (!usersize && useroffset))) {
+	const char *why = create_check(name, size, a.align, flags);
+	if (!why)
+		why = args_check(size, &a, flags);
+	if (!why && (a.usersize > size || size - a.usersize < a.useroffset ||
+		     (!a.usersize && a.useroffset))) {
 		/* As the kernel: warn, and make the cache without the region. */
 		slub_report("WARNING kmem_cache_create_usercopy(%s): region %u+%u outside the %u-byte object; ignored",
-			    name, useroffset, usersize, size);
-		useroffset = usersize = 0;
+			    name, a.useroffset, a.usersize, size);
+		a.useroffset = a.usersize = 0;
 	}
-	struct kmem_cache *s = why ? NULL : create_cache(name, size, align, flags, useroffset,
-							 usersize, ctor, 0);
+	struct kmem_cache *s = why ? NULL : create_cache(name, size, &a, flags, 0);
 	if (!s) {
 		slub_report("kmem_cache_create(%s) failed: %s", name ? name : "(null)",
 			    why ? why : "out of memory");
@@ -440,8 +462,20 @@ struct kmem_cache *kmem_cache_create_usercopy(const char *name, unsigned int siz
 	return s;
 }
 
-struct kmem_cache *kmem_cache_create(const char *name, unsigned int size, unsigned int align,
-				     slab_flags_t flags, void (*ctor)(void *))
+struct kmem_cache *kmem_cache_create_usercopy(const char *name, unsigned int size,
+					      unsigned int align, slab_flags_t flags,
+					      unsigned int useroffset, unsigned int usersize,
+					      void (*ctor)(void *))
+{
+	struct kmem_cache_args args = {
+		.align = align, .useroffset = useroffset, .usersize = usersize, .ctor = ctor,
+	};
+	return kmem_cache_create_args(name, size, &args, flags);
+}
+
+/* Parenthesised: slub.h makes the name a macro that picks this or the args form. */
+struct kmem_cache *(kmem_cache_create)(const char *name, unsigned int size, unsigned int align,
+				       slab_flags_t flags, void (*ctor)(void *))
 {
 	return kmem_cache_create_usercopy(name, size, align, flags, 0, 0, ctor);
 }
