@@ -105,11 +105,15 @@ static void show_slab_objects(struct kmem_cache *s, struct attr_out *o, unsigned
 		}
 	}
 	if (flags & SO_ALL) {
-		if (flags & SO_TOTAL)
+		if (flags & SO_TOTAL) {
 			total += READ_ONCE(n->total_objects);
-		else if (flags & SO_OBJECTS)
-			total += READ_ONCE(n->total_objects) - count_partial(n, 0, true);
-		else
+		} else if (flags & SO_OBJECTS) {
+			/* Objects parked in sheaves are free to the program: not in use. */
+			unsigned long parked = READ_ONCE(s->sheaf_capacity) ? sheaf_parked(s) : 0;
+			unsigned long free = count_partial(n, 0, true) + parked;
+			unsigned long all = READ_ONCE(n->total_objects);
+			total += all > free ? all - free : 0;
+		} else
 			total += READ_ONCE(n->nr_slabs);
 	} else if (flags & SO_PARTIAL) {
 		if (flags & (SO_TOTAL | SO_OBJECTS))
@@ -270,8 +274,8 @@ STORE(cpu_partial)
 	int err = parse_uint(buf, MAX_OBJS_PER_PAGE, &v);
 	if (err)
 		return err;
-	/* Debug caches and slub_cpu_partial=0 keep no partial slabs per CPU. */
-	if (v && (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS)))
+	/* Debug caches, caches with sheaves and slub_cpu_partial=0 keep no partial slabs per CPU. */
+	if (v && (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS) || s->sheaf_capacity))
 		return -EINVAL;
 	slab_set_cpu_partial(s, (unsigned int)v);
 	kmem_cache_flush_all(s);

@@ -26,43 +26,55 @@ struct list_head slab_caches = { &slab_caches, &slab_caches };
 static struct kmem_cache boot_kmem_cache;
 static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
 
+static void free_cpu_slab(struct kmem_cache *s)
+{
+	pcpu_slot_free(s->cpu_slab);
+	s->cpu_slab = NULL;
+#ifdef SLUB_STATS
+	for (int i = 0; i < SLAB_STAT_SLOTS; i++) {
+		if (s->cpu_stats[i])
+			pcpu_slot_free(s->cpu_stats[i]);
+		s->cpu_stats[i] = NULL;
+	}
+#endif
+}
+
 /* Set up a cache whose name, size, align, flags and ctor are filled in. */
 bool kmem_cache_open(struct kmem_cache *s)
 {
 	if (!calculate_sizes(s))
 		return false;
+	s->nr_cpu_slots = os_possible_cpus();
+	if (!sheaf_prepare(s))
+		return false;
+	sheaf_setup(s);
 	set_min_partial(s);
 	set_cpu_partial(s);
 	s->populate_slabs = (unsigned int)slub_opt(populate_slabs);
-	s->nr_cpu_slots = os_possible_cpus();
 	/* Zeroed slots: an all-zero slot is a valid empty one (mutex included). */
 	s->cpu_slab = pcpu_slot_alloc(s->nr_cpu_slots);
 	if (!s->cpu_slab)
 		return false;
 #ifdef SLUB_STATS
-	s->cpu_stats = pcpu_slot_alloc(s->nr_cpu_slots);
-	if (!s->cpu_stats) {
-		pcpu_slot_free(s->cpu_slab);
-		return false;
+	for (int i = 0; i < SLAB_STAT_SLOTS; i++) {
+		s->cpu_stats[i] = pcpu_slot_alloc(s->nr_cpu_slots);
+		if (!s->cpu_stats[i]) {
+			free_cpu_slab(s);
+			return false;
+		}
 	}
 #endif
 	struct kmem_cache_node *n = &s->node[0];
 	pthread_mutex_init(&n->list_lock, NULL);
 	INIT_LIST_HEAD(&n->partial);
 	INIT_LIST_HEAD(&n->full);
+	pthread_mutex_init(&n->barn.lock, NULL);
+	INIT_LIST_HEAD(&n->barn.sheaves_full);
+	INIT_LIST_HEAD(&n->barn.sheaves_empty);
 	s->refcount = 1;
 	return true;
 }
 
-static void free_cpu_slab(struct kmem_cache *s)
-{
-	pcpu_slot_free(s->cpu_slab);
-	s->cpu_slab = NULL;
-#ifdef SLUB_STATS
-	pcpu_slot_free(s->cpu_stats);
-	s->cpu_stats = NULL;
-#endif
-}
 
 /*
  * Choose the per-CPU mechanism once, before any cache exists: rseq when
@@ -104,6 +116,7 @@ static void for_each_cache_lock(bool lock)
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 			os_mutex_hold(&cpu_slot(s, cpu)->lock, lock);
+		os_mutex_hold(&s->node[0].barn.lock, lock);
 		os_mutex_hold(&s->node[0].list_lock, lock);
 	}
 }
@@ -111,6 +124,7 @@ static void for_each_cache_lock(bool lock)
 void slab_fork_prepare(void)
 {
 	kmalloc_fork_lock(true);
+	sheaf_fork_lock(true);
 	pthread_mutex_lock(&slab_caches_lock);
 	pthread_mutex_lock(&slab_cpus.lock);
 	for_each_cache_lock(true);
@@ -123,6 +137,7 @@ void slab_fork_parent(void)
 	for_each_cache_lock(false);
 	pthread_mutex_unlock(&slab_cpus.lock);
 	pthread_mutex_unlock(&slab_caches_lock);
+	sheaf_fork_lock(false);
 	kmalloc_fork_lock(false);
 }
 
@@ -134,11 +149,13 @@ void slab_fork_child(void)
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 			pthread_mutex_init(&cpu_slot(s, cpu)->lock, NULL);
+		pthread_mutex_init(&s->node[0].barn.lock, NULL);
 		pthread_mutex_init(&s->node[0].list_lock, NULL);
 	}
 	pthread_mutex_init(&slab_cpus.lock, NULL);
 	pthread_mutex_init(&slab_caches_lock, NULL);
 	pcpu_fork_child();
+	sheaf_fork_child();
 	kmalloc_fork_child();
 	/*
 	 * Linux keeps the membarrier registration across fork(); register
@@ -171,7 +188,7 @@ static void slab_init(void)
 	strcpy(s->name, "kmem_cache");
 	s->object_size = sizeof(struct kmem_cache);
 	s->align = calculate_alignment(SLAB_HWCACHE_ALIGN, 0, s->object_size);
-	s->flags = SLAB_HWCACHE_ALIGN;
+	s->flags = SLAB_HWCACHE_ALIGN | __SLAB_NO_SHEAVES;	/* made before any sheaf cache can be */
 	if (!kmem_cache_open(s)) {
 		slub_report("cannot set up the kmem_cache cache: out of memory");
 		return;
@@ -389,7 +406,7 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size,
 	s->usersize = usersize;
 	s->freeptr_offset = args->freeptr_offset;
 	s->use_freeptr_offset = args->use_freeptr_offset;
-	s->sheaf_capacity = args->sheaf_capacity;
+	s->args_sheaf_capacity = args->sheaf_capacity;
 	s->max_order = max_order;
 	s->align = calculate_alignment(flags, align, size);
 	if (higher_order_off)

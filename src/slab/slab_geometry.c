@@ -197,13 +197,13 @@ void set_min_partial(struct kmem_cache *s)
 
 /*
  * How many objects the per-CPU partial lists may hold: fewer for big
- * objects.  Debug caches and slub_cpu_partial=0 keep none.
+ * objects.  Debug caches, caches with sheaves and slub_cpu_partial=0 keep none.
  */
 void set_cpu_partial(struct kmem_cache *s)
 {
 	unsigned int nr_objects;
 
-	if (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS))
+	if (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS) || s->sheaf_capacity)
 		nr_objects = 0;
 	else if (s->size >= PAGE_SIZE)
 		nr_objects = 6;
