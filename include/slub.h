@@ -165,8 +165,9 @@ struct kmem_cache_args {
 	bool use_freeptr_offset;
 	void (*ctor)(void *);
 	/*
-	 * Objects per sheaf: the cache keeps per-CPU arrays of free objects
-	 * (sheaves) instead of the unqueued per-CPU slabs; 0: as the option
+	 * Objects per sheaf (at most 1024): the cache keeps per-CPU arrays of
+	 * free objects (sheaves) instead of the unqueued per-CPU slabs, at most
+	 * (2 * CPUs + 10) * sheaf_capacity objects; 0: as the option
 	 * slub_sheaves says (off by default).  A debug cache has none.
 	 */
 	unsigned int sheaf_capacity;

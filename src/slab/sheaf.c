@@ -38,6 +38,7 @@
 #include "base/options.h"
 #include "base/report.h"
 #include "base/start.h"
+#include "page/decay_thread.h"
 
 static_assert(SHEAF_CAPACITY_MAX < SHEAF_SIZE_RETIRED, "a retired count is no count");
 static_assert(SHEAF_CAPACITY_MAX == SLUB_SHEAVES_MAX, "slub_sheaves' range");
@@ -194,6 +195,29 @@ static void sheaf_unlock(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	sheaf_publish(s, c);
 	slab_unlock(&c->lock);
+}
+
+static void free_empty_sheaf(struct kmem_cache *s, struct slab_sheaf *sheaf);
+
+/*
+ * sheaf_lock(), and *@empty (taken) as main if the slot has none; NULL,
+ * unlocked and *@empty given back, if @s has no sheaves now (debug
+ * switched on meanwhile).
+ */
+static struct kmem_cache_cpu *sheaf_lock_main(struct kmem_cache *s, struct slab_sheaf **empty)
+{
+	struct kmem_cache_cpu *c = sheaf_lock(s);
+	if (unlikely(!s->sheaf_capacity)) {
+		sheaf_unlock(s, c);
+		free_empty_sheaf(s, *empty);
+		*empty = NULL;
+		return NULL;
+	}
+	if (!c->main) {
+		c->main = *empty;
+		*empty = NULL;
+	}
+	return c;
 }
 
 /* ---- the barn ---------------------------------------------------------------------- */
@@ -391,16 +415,9 @@ void *sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	slub_fork_handlers_check();
 	stat(s, ALLOC_SLOWPATH);
 	for (;;) {
-		c = sheaf_lock(s);
-		if (unlikely(!s->sheaf_capacity)) {	/* debug switched on meanwhile */
-			sheaf_unlock(s, c);
-			free_empty_sheaf(s, empty);
+		c = sheaf_lock_main(s, &empty);
+		if (!c)
 			return slab_alloc_finish(s, gfp, node, NULL);
-		}
-		if (!c->main) {
-			c->main = empty;
-			empty = NULL;
-		}
 		struct slab_sheaf *main = c->main;
 		if (main && (object = alloc_from_sheaves(s, c, &spill)))
 			break;
@@ -418,6 +435,7 @@ void *sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 			return NULL;
 		}
 	}
+	stat(s, ALLOC_PCS);
 	sheaf_unlock(s, c);
 	free_empty_sheaf(s, empty);
 	free_empty_sheaf(s, spill);
@@ -503,18 +521,11 @@ void sheaf_free(struct kmem_cache *s, struct slab *slab, void *object)
 		return;
 	}
 	slub_fork_handlers_check();
-	stat(s, FREE_SLOWPATH);
 	for (;;) {
-		c = sheaf_lock(s);
-		if (unlikely(!s->sheaf_capacity)) {	/* debug switched on meanwhile */
-			sheaf_unlock(s, c);
-			free_empty_sheaf(s, empty);
+		c = sheaf_lock_main(s, &empty);
+		if (!c) {
 			__slab_free(s, slab, object);
 			return;
-		}
-		if (!c->main) {
-			c->main = empty;
-			empty = NULL;
 		}
 		if (c->main && make_room(s, c, &empty, &spill))
 			break;
@@ -529,9 +540,64 @@ void sheaf_free(struct kmem_cache *s, struct slab *slab, void *object)
 	}
 	set_freepointer(s, object, NULL);	/* parked: its word says free */
 	c->main->objects[c->main->size++] = object;
+	stat(s, FREE_PCS);
 	sheaf_unlock(s, c);
 	free_empty_sheaf(s, empty);
 	free_empty_sheaf(s, spill);
+}
+
+/* ---- the idle decay ----------------------------------------------------------------------- */
+
+/* What changes in a slot whenever its sheaves are used (a fast path changes the count). */
+static unsigned long slot_fingerprint(const struct kmem_cache_cpu *c)
+{
+	unsigned long spare = c->spare ? c->spare->size : 0;
+	return (unsigned long)READ_ONCE(c->sheaf_word) ^ (uintptr_t)c->main ^
+	       ((uintptr_t)c->spare << 1) ^ (spare << 48);
+}
+
+/*
+ * Flush the sheaves of each slot of @s that did not change since the last
+ * look, and the barn once every slot was idle.  A slot whose threads
+ * allocate and free in balance may look idle at the moment of a look:
+ * flushing it costs one refill.
+ */
+static void idle_cache(struct kmem_cache *s, void *arg)
+{
+	bool *flushed = arg, all_idle = true;
+	if (!READ_ONCE(s->sheaf_capacity))
+		return;
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
+		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+		pthread_mutex_lock(&c->lock);
+		unsigned long seen = slot_fingerprint(c);
+		bool idle = seen == c->sheaf_seen;
+		bool parked = READ_ONCE(c->sheaf_size) || (c->spare && c->spare->size);
+		c->sheaf_seen = seen;
+		pthread_mutex_unlock(&c->lock);
+		all_idle = all_idle && idle;
+		if (idle && parked) {
+			sheaf_flush_cpu(s, cpu);
+			*flushed = true;
+		}
+	}
+	if (all_idle && READ_ONCE(get_barn(s)->nr_full)) {
+		sheaf_flush_barn(s);
+		*flushed = true;
+	}
+}
+
+/* The cache list as it is: the thread must not start the slab layer (it allocates). */
+bool slub_slab_idle_tick(uint64_t now_ms)
+{
+	(void)now_ms;
+	bool flushed = false;
+	struct list_head *pos;
+	pthread_mutex_lock(&slab_caches_lock);
+	list_for_each(pos, &slab_caches)
+		idle_cache(list_entry(pos, struct kmem_cache, list), &flushed);
+	pthread_mutex_unlock(&slab_caches_lock);
+	return flushed;
 }
 
 /* ---- what the rest of the engine asks ------------------------------------------------- */

@@ -141,6 +141,8 @@ SHOW(min_partial) { emit(o, "%u\n", READ_ONCE(s->min_partial)); }
 SHOW(cpu_partial) { emit(o, "%u\n", READ_ONCE(s->cpu_partial)); }
 SHOW(align) { emit(o, "%u\n", s->align); }
 SHOW(usersize) { emit(o, "%u\n", s->usersize); }
+/* Objects per sheaf; 0: cpu slabs instead.  objects counts what sheaves hold as free. */
+SHOW(sheaf_capacity) { emit(o, "%u\n", READ_ONCE(s->sheaf_capacity)); }
 SHOW(aliases)
 {
 	int refs = READ_ONCE(s->refcount);
@@ -335,7 +337,7 @@ static const struct slab_attribute slab_attrs[] = {
 	RO(total_objects), RO(slabs), RO(partial), RO(cpu_slabs), RO(ctor), RO(aliases),
 	RO(align), RO(hwcache_align), RO(reclaim_account), RO(destroy_by_rcu), RO(cache_dma),
 	RW(sanity_checks), RW(red_zone), RW(poison), RW(store_user), RW(trace), RO(usersize),
-	RW(shrink), RW(validate), RO(alloc_calls), RO(free_calls),
+	RW(shrink), RW(validate), RO(alloc_calls), RO(free_calls), RO(sheaf_capacity),
 };
 
 static const struct slab_attribute *find_attr(const char *name)

@@ -183,8 +183,10 @@ static void cache_row(struct kmem_cache *s, void *arg)
 	r->slabs = c.slabs;
 	r->partial = c.partial;
 	r->counted = c.has_stats;
-	r->allocs = c.stat[ALLOC_FASTPATH] + c.stat[ALLOC_SLOWPATH];
-	r->frees = c.stat[FREE_FASTPATH] + c.stat[FREE_SLOWPATH];
+	/* With sheaves every object comes from or goes to a sheaf; slow paths only count entries. */
+	bool sheaves = READ_ONCE(s->sheaf_capacity) != 0;
+	r->allocs = c.stat[ALLOC_FASTPATH] + c.stat[ALLOC_PCS] + (sheaves ? 0 : c.stat[ALLOC_SLOWPATH]);
+	r->frees = c.stat[FREE_FASTPATH] + c.stat[FREE_PCS] + (sheaves ? 0 : c.stat[FREE_SLOWPATH]);
 }
 
 /* Most memory at peak first; insertion, as qsort may allocate and the rows are few. */

@@ -15,6 +15,7 @@
 #include "check.h"
 #include "base/options.h"
 #include "base/os.h"
+#include "page/decay_thread.h"
 #include "slab/slab.h"
 #include "slab/slab_common.h"
 
@@ -538,6 +539,69 @@ static void option(void)
 	kmem_cache_destroy(e);
 }
 
+/* The sheaf_capacity attribute, and the objects attribute next to what sheaves hold. */
+static void attributes(void)
+{
+	struct kmem_cache *s = sheaf_cache_create("sheaf-attr", 80, 12);
+	struct kmem_cache *u = kmem_cache_create("sheaf-attr-none", 80, 0, SLAB_NO_MERGE, NULL);
+	char buf[32];
+	CHECK(slub_attr_read(s, "sheaf_capacity", buf, sizeof(buf)) == 3 && !strcmp(buf, "12\n"));
+	CHECK(slub_attr_read(u, "sheaf_capacity", buf, sizeof(buf)) == 2 && !strcmp(buf, "0\n"));
+	CHECK_EQ(slub_attr_write(s, "sheaf_capacity", "4", 1), -EPERM);
+	void *p[40];
+	for (int i = 0; i < 40; i++)
+		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	for (int i = 0; i < 30; i++)
+		kmem_cache_free(s, p[i]);
+	CHECK(sheaf_parked(s) >= 12);
+	CHECK_EQ(objects_attr(s), 10);
+	struct slab_info info;
+	slab_get_info(s, &info);
+	CHECK_EQ(info.active_objs, 10);
+	for (int i = 30; i < 40; i++)
+		kmem_cache_free(s, p[i]);
+	kmem_cache_destroy(s);
+	kmem_cache_destroy(u);
+}
+
+/*
+ * The idle decay flushes the sheaves of a slot that did not change since
+ * its last look, not of one in use between two looks.  With the decay
+ * thread on (the _decay variant of this test) the thread does it.
+ */
+static void idle_decay(void)
+{
+	bool thread = slub_decay_thread_wanted();
+	struct kmem_cache *s = sheaf_cache_create("sheaf-idle", 64, 16);
+	void *p[100];
+	for (int i = 0; i < 100; i++)
+		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	for (int i = 0; i < 100; i++)
+		kmem_cache_free(s, p[i]);
+	CHECK(sheaf_parked(s) > 0);
+	unsigned long slabs = READ_ONCE(get_node(s)->nr_slabs);
+	if (thread) {
+		for (int ms = 0; ms < 5000 && sheaf_parked(s); ms += 10)
+			usleep(10000);
+	} else {
+		slub_slab_idle_tick(os_now_ms());	/* a first look: what each slot holds */
+		/* This slot is used in between (an allocation and a free would leave it as it was). */
+		void *x = kmem_cache_alloc(s, GFP_KERNEL);
+		unsigned long before = sheaf_parked(s);
+		slub_slab_idle_tick(os_now_ms());
+		CHECK(sheaf_parked(s) > 0 && sheaf_parked(s) <= before);
+		kmem_cache_free(s, x);
+		slub_slab_idle_tick(os_now_ms());
+		CHECK(slub_slab_idle_tick(os_now_ms()));	/* idle now: flushed */
+		CHECK(!slub_slab_idle_tick(os_now_ms()));	/* nothing left to flush */
+	}
+	CHECK_EQ(sheaf_parked(s), 0);
+	CHECK_EQ(objects_attr(s), 0);
+	CHECK(slabs > 0);
+	CHECK_EQ(kmem_cache_shrink(s), 0);
+	kmem_cache_destroy(s);
+}
+
 /* A child forked while other threads fill and empty sheaves goes on with them. */
 static void *fork_churn(void *arg)
 {
@@ -596,6 +660,8 @@ int main(void)
 	RUN(debug_caches_have_none);
 	RUN(double_free_parked);
 	RUN(shrink_and_destroy_flush);
+	RUN(attributes);
+	RUN(idle_decay);
 	RUN(threads_migrate);
 	RUN(memory_bound);
 	RUN(fork_with_sheaves);
