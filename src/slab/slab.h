@@ -733,20 +733,30 @@ __hidden void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void
 __hidden void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object);
 
 /*
- * The whole allocation: fast path, slow path, __GFP_ZERO.  A cache with
- * sheaves passes the unqueued pop no slots (it gives up after its CPU
- * number), then pops its main sheaf; a cache without costs its misses one
- * test of sheaf_slots, and its hits nothing.
+ * Which fast path a cache takes.  By default a cache with sheaves passes
+ * the unqueued sequence no slots (it gives up after its CPU number), then
+ * pops its main sheaf: a cache without sheaves costs its misses one test of
+ * sheaf_slots, and its hits nothing.  -DSLUB_SHEAVES_FIRST=ON (a build for
+ * measurements) tests sheaf_slots first instead: each path costs what its
+ * design costs, the unqueued one plus that test.
  */
+#ifndef SLUB_SHEAVES_FIRST
+#define SLUB_SHEAVES_FIRST 0
+#endif
+
+/* The whole allocation: fast path, slow path, __GFP_ZERO. */
 static __attribute__((always_inline)) inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp,
 							      int node)
 {
 #if SLUB_HAVE_RSEQ_ASM
-	void *object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->cpu_slab_slots,
-					 s->offset, &slab_fp_key, &slab_fp_tag);
-	if (likely(object && !(gfp & __GFP_ZERO))) {
-		stat(s, ALLOC_FASTPATH);
-		return object;
+	void *object = NULL;
+	if (!SLUB_SHEAVES_FIRST || !s->sheaf_slots) {
+		object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->cpu_slab_slots,
+					   s->offset, &slab_fp_key, &slab_fp_tag);
+		if (likely(object && !(gfp & __GFP_ZERO))) {
+			stat(s, ALLOC_FASTPATH);
+			return object;
+		}
 	}
 	if (!object && s->sheaf_slots) {
 		object = rseq_sheaf_pop(slub_fastpath_area, s->cpu_slab, s->sheaf_slots, s->offset);
@@ -792,7 +802,8 @@ static __attribute__((always_inline)) inline void slab_free(struct kmem_cache *s
 							    void *object)
 {
 #if SLUB_HAVE_RSEQ_ASM
-	if (slab_push_done(s, slab, object,
+	if ((!SLUB_SHEAVES_FIRST || !s->sheaf_slots) &&
+	    slab_push_done(s, slab, object,
 			   rseq_freelist_push(slub_fastpath_area, s->cpu_slab, s->cpu_slab_slots,
 					      s->offset, &slab_fp_key, slab, object),
 			   FREE_FASTPATH))
