@@ -43,7 +43,7 @@ static void usage(FILE *out)
 		"                    process slubrun started, at its last exec (a launcher\n"
 		"                    that execs the real program counts as the program)\n"
 		"  --stats=all       a table for every process of the program (each child too)\n"
-		"  --stats=internal  the allocator's own caches (kmem_cache) in the table too;\n"
+		"  --stats=internal  the allocator's own caches (kmem_cache, sheaf-N) in the table too;\n"
 		"                    --stats=all,internal for both\n"
 		"  --abort-on-error  an error report (a bad free, a corrupted heap) prints the\n"
 		"                    stack and aborts the program (SIGABRT, status 134), as\n"

@@ -73,7 +73,7 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(leak_check_pid, "slub_leak_check_pid", OPT_INT, 0, 0, INT_MAX,      \
 	  "only the process with this pid lists its leaks (0: every one)")    \
 	X(exit_stats_internal, "slub_exit_stats_internal", OPT_BOOL, 0, 0, 1,  \
-	  "the slub_exit_stats table shows the allocator's own caches (kmem_cache) too") \
+	  "the slub_exit_stats table shows the allocator's own caches (kmem_cache, sheaf-N) too") \
 	X(abort_on_error, "slub_abort_on_error", OPT_BOOL, 0, 0, 1,           \
 	  "after an error report, print the stack and abort() (warnings never stop)")
 

@@ -401,17 +401,13 @@ static void *alloc_from_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 	return main->objects[--main->size];
 }
 
-void *sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+/* The slow path: main has no object, or there is no main. */
+static __noinline void *__sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	struct slab_sheaf *empty = NULL, *spill = NULL;
 	struct kmem_cache_cpu *c;
 	void *object;
 
-	if (!slub_percpu_rseq && (object = pop_locked(s))) {
-		stat(s, ALLOC_PCS);
-		object_mark_allocated(s, object);
-		return object;
-	}
 	slub_fork_handlers_check();
 	stat(s, ALLOC_SLOWPATH);
 	for (;;) {
@@ -439,6 +435,16 @@ void *sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	sheaf_unlock(s, c);
 	free_empty_sheaf(s, empty);
 	free_empty_sheaf(s, spill);
+	object_mark_allocated(s, object);
+	return object;
+}
+
+void *sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	void *object;
+	if (slub_percpu_rseq || !(object = pop_locked(s)))
+		return __sheaf_alloc(s, gfp, node);
+	stat(s, ALLOC_PCS);
 	object_mark_allocated(s, object);
 	return object;
 }
@@ -502,24 +508,12 @@ static bool make_room(struct kmem_cache *s, struct kmem_cache_cpu *c, struct sla
 	return true;
 }
 
-void sheaf_free(struct kmem_cache *s, struct slab *slab, void *object)
+/* The slow path: main is full, or there is no main. */
+static __noinline void __sheaf_free(struct kmem_cache *s, struct slab *slab, void *object)
 {
 	struct slab_sheaf *empty = NULL, *spill = NULL;
 	struct kmem_cache_cpu *c;
 
-	/* The push may have stopped before it looked at the word (main full). */
-	if (unlikely(object_looks_free(s, object))) {
-		slab_free_suspect(s, slab, object);
-		return;
-	}
-	if (!slab_on_this_node(slab)) {
-		__slab_free(s, slab, object);
-		return;
-	}
-	if (!slub_percpu_rseq && push_locked(s, object)) {
-		stat(s, FREE_PCS);
-		return;
-	}
 	slub_fork_handlers_check();
 	for (;;) {
 		c = sheaf_lock_main(s, &empty);
@@ -544,6 +538,24 @@ void sheaf_free(struct kmem_cache *s, struct slab *slab, void *object)
 	sheaf_unlock(s, c);
 	free_empty_sheaf(s, empty);
 	free_empty_sheaf(s, spill);
+}
+
+void sheaf_free(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	/* The push may have stopped before it looked at the word (main full). */
+	if (unlikely(object_looks_free(s, object))) {
+		slab_free_suspect(s, slab, object);
+		return;
+	}
+	if (!slab_on_this_node(slab)) {
+		__slab_free(s, slab, object);
+		return;
+	}
+	if (slub_percpu_rseq || !push_locked(s, object)) {
+		__sheaf_free(s, slab, object);
+		return;
+	}
+	stat(s, FREE_PCS);
 }
 
 /* ---- the idle decay ----------------------------------------------------------------------- */

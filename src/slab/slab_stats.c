@@ -149,10 +149,10 @@ struct rows {
 	bool internal;	/* the allocator's own caches too */
 };
 
-/* The allocator's own: the boot cache that holds the caches' descriptors. */
+/* The allocator's own: the boot cache that holds the caches' descriptors, and the sheaves' caches. */
 static bool internal_cache(const struct kmem_cache *s)
 {
-	return !strcmp(s->name, "kmem_cache");
+	return s->refcount < 0;
 }
 
 static void count_row(struct kmem_cache *s, void *arg)

@@ -613,14 +613,15 @@ static inline void *alloc_fast_cas(struct kmem_cache *s)
  */
 void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
-	/* A debug cache has no cpu slab: the inline pop never finds an object. */
-	if (kmem_cache_debug(s))
-		return debug_slab_alloc(s, gfp, node, 0);
 	if (!object && s->sheaf_capacity) {
-		object = sheaf_alloc(s, gfp, node);	/* sheaf.c: with or without rseq */
+		/* Never a debug cache's (sheaf.c; with or without rseq). */
+		object = sheaf_alloc(s, gfp, node);
 		if (!object)
 			return NULL;
 	} else {
+		/* A debug cache has no cpu slab: the inline pop never finds an object. */
+		if (kmem_cache_debug(s))
+			return debug_slab_alloc(s, gfp, node, 0);
 		if (!object && !slub_percpu_rseq)
 			object = alloc_fast_cas(s);
 		if (object) {

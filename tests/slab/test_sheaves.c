@@ -558,6 +558,15 @@ static void attributes(void)
 	struct slab_info info;
 	slab_get_info(s, &info);
 	CHECK_EQ(info.active_objs, 10);
+	/* The exit table lists the cache, not the sheaves' own (the allocator's, as kmem_cache). */
+	FILE *f = tmpfile();
+	static char table[1 << 16];
+	slab_write_cache_table(fileno(f));
+	size_t n = fread(table, 1, sizeof(table) - 1, (rewind(f), f));
+	table[n] = 0;
+	fclose(f);
+	CHECK(strstr(table, "\nsheaf-attr ") != NULL);
+	CHECK(strstr(table, "\nsheaf-12 ") == NULL);
 	for (int i = 30; i < 40; i++)
 		kmem_cache_free(s, p[i]);
 	kmem_cache_destroy(s);
