@@ -45,7 +45,7 @@ static_assert(SHEAF_CAPACITY_MAX == SLUB_SHEAVES_MAX, "slub_sheaves' range");
 
 /* ---- the sheaves' own caches ------------------------------------------------------- */
 
-#define SHEAF_CACHES 8		/* capacities in use at once (args may ask for several) */
+#define SHEAF_CACHES 16		/* capacities with a cache of their own */
 
 static pthread_mutex_t sheaf_caches_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -53,15 +53,24 @@ static struct {
 	struct kmem_cache *cache;
 } sheaf_caches[SHEAF_CACHES];
 
-/* The cache of sheaves of @capacity objects, made on first use; NULL if none can be. */
+/*
+ * The cache of sheaves of @capacity objects, made on first use; once
+ * SHEAF_CACHES capacities have one, the smallest of larger sheaves (a
+ * cache's capacity is its own, not its sheaves' size).  NULL if none.
+ */
 static struct kmem_cache *sheaf_cache_for(unsigned int capacity)
 {
-	struct kmem_cache *cache = NULL;
+	struct kmem_cache *cache = NULL, *larger = NULL;
+	unsigned int larger_capacity = UINT32_MAX;
 	pthread_mutex_lock(&sheaf_caches_lock);
 	for (unsigned int i = 0; i < SHEAF_CACHES && !cache; i++) {
-		if (sheaf_caches[i].capacity == capacity) {
+		unsigned int c = sheaf_caches[i].capacity;
+		if (c == capacity) {
 			cache = sheaf_caches[i].cache;
-		} else if (!sheaf_caches[i].capacity) {
+		} else if (c > capacity && c < larger_capacity) {
+			larger = sheaf_caches[i].cache;
+			larger_capacity = c;
+		} else if (!c) {
 			char name[SLUB_NAME_MAX];
 			slab_cache_name(name, sizeof(name), "sheaf", capacity);
 			size_t bytes = sizeof(struct slab_sheaf) + capacity * sizeof(void *);
@@ -69,13 +78,13 @@ static struct kmem_cache *sheaf_cache_for(unsigned int capacity)
 						    SLAB_NO_MERGE | __SLAB_NO_SHEAVES, NULL, 0);
 			if (!cache)
 				break;
-			cache->refcount = -1;	/* the allocator's own: never destroyed */
+			WRITE_ONCE(cache->refcount, -1);	/* the allocator's own: never destroyed */
 			sheaf_caches[i].capacity = capacity;
 			sheaf_caches[i].cache = cache;
 		}
 	}
 	pthread_mutex_unlock(&sheaf_caches_lock);
-	return cache;
+	return cache ? cache : larger;
 }
 
 void sheaf_fork_lock(bool lock)
@@ -96,12 +105,15 @@ static unsigned int capacity_wanted(const struct kmem_cache *s)
 	return s->args_sheaf_capacity ? s->args_sheaf_capacity : (unsigned int)slub_opt(sheaves);
 }
 
-bool sheaf_prepare(struct kmem_cache *s)
+void sheaf_prepare(struct kmem_cache *s)
 {
 	unsigned int capacity = capacity_wanted(s);
-	if (capacity && !s->sheaf_cache)
-		s->sheaf_cache = sheaf_cache_for(capacity);
-	return !capacity || s->sheaf_cache;
+	if (!capacity || s->sheaf_cache)
+		return;
+	s->sheaf_cache = sheaf_cache_for(capacity);
+	if (!s->sheaf_cache)
+		slub_warn("%s: no cache for sheaves of %u objects (out of memory, or %u sizes in use); "
+			  "cpu slabs instead", s->name, capacity, SHEAF_CACHES);
 }
 
 void sheaf_setup(struct kmem_cache *s)

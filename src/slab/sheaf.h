@@ -67,13 +67,13 @@ struct slab;
 
 /*
  * The cache of sheaves @s would use, made if need be (kmem_cache_open; no
- * lock held); false if it cannot be.  Then sheaf_setup() gives @s sheaves
+ * lock held); without one (reported) @s has none.  Then sheaf_setup() gives @s sheaves
  * (and tells the fast paths) as its flags and the options say, or none: a
  * debug cache has none.  The debug switches call it again, every slot of
  * @s locked; turning sheaves off, they retire every slot first
  * (sheaf_retire_all) and give the sheaves back once unlocked.
  */
-__hidden bool sheaf_prepare(struct kmem_cache *s);
+__hidden void sheaf_prepare(struct kmem_cache *s);
 __hidden void sheaf_setup(struct kmem_cache *s);
 __hidden void sheaf_retire_all(struct kmem_cache *s);
 /* Give back every sheaf of @s, all of them flushed (destroy; debug switched on). */

@@ -45,8 +45,7 @@ bool kmem_cache_open(struct kmem_cache *s)
 	if (!calculate_sizes(s))
 		return false;
 	s->nr_cpu_slots = os_possible_cpus();
-	if (!sheaf_prepare(s))
-		return false;
+	sheaf_prepare(s);
 	sheaf_setup(s);
 	set_min_partial(s);
 	set_cpu_partial(s);

@@ -611,6 +611,38 @@ static void idle_decay(void)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * Sheaves come from a cache per capacity, 16 of them; past that a cache
+ * takes the smallest larger sheaves, its capacity still its own.
+ */
+static void many_capacities(void)
+{
+	enum { N = 40 };
+	struct kmem_cache *c[N];
+	unsigned long errors = slub_errors();
+	for (int i = 0; i < N; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "sheaf-cap-%d", i);
+		c[i] = sheaf_cache_create(name, 32, SHEAF_CAPACITY_MAX - (unsigned int)i);
+		CHECK(c[i] && c[i]->sheaf_capacity == SHEAF_CAPACITY_MAX - (unsigned int)i);
+		CHECK(c[i]->sheaf_cache->object_size >=
+		      sizeof(struct slab_sheaf) + c[i]->sheaf_capacity * sizeof(void *));
+	}
+	CHECK(c[N - 1]->sheaf_cache->object_size >
+	      sizeof(struct slab_sheaf) + c[N - 1]->sheaf_capacity * sizeof(void *));
+	for (int i = 0; i < N; i++) {
+		void *p[3 * SHEAF_CAPACITY_MAX];
+		int n = (int)(2 * c[i]->sheaf_capacity + 5);
+		for (int k = 0; k < n; k++)
+			p[k] = kmem_cache_alloc(c[i], GFP_KERNEL);
+		for (int k = 0; k < n; k++)
+			kmem_cache_free(c[i], p[k]);
+		CHECK_EQ(slab_validate_cache(c[i]), 0);
+		kmem_cache_destroy(c[i]);
+	}
+	CHECK_EQ(slub_errors(), errors);
+}
+
 /* A child forked while other threads fill and empty sheaves goes on with them. */
 static void *fork_churn(void *arg)
 {
@@ -671,6 +703,7 @@ int main(void)
 	RUN(shrink_and_destroy_flush);
 	RUN(attributes);
 	RUN(idle_decay);
+	RUN(many_capacities);
 	RUN(threads_migrate);
 	RUN(memory_bound);
 	RUN(fork_with_sheaves);
