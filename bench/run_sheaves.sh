@@ -71,19 +71,19 @@ if command -v valgrind >/dev/null; then
   }
   echo
   echo "== instructions per alloc+free pair, 64 bytes (callgrind, the loop's own included)"
-  printf '%-34s %10s %10s\n' "pair (path)" unqueued sheaves
+  printf '%-37s %10s %10s\n' "pair (path)" unqueued sheaves
   for m in cache kmalloc malloc; do
     if [ -x "$count_build/bench/bench_slab" ]; then
-      printf '%-34s' "$m (rseq, counting build)"
+      printf '%-37s' "$m (rseq, counting build)"
       for d in "${designs[@]}"; do count "$count_build" "$m" "${opts[$d]}"; done
       echo
     fi
     if [ -x "$sf_count_build/bench/bench_slab" ]; then
-      printf '%-34s' "$m (rseq, sheaves tested first)"
+      printf '%-37s' "$m (rseq, sheaves tested first)"
       for d in "${designs[@]}"; do count "$sf_count_build" "$m" "${opts[$d]}"; done
       echo
     fi
-    printf '%-34s' "$m (as valgrind runs: no rseq)"
+    printf '%-37s' "$m (as valgrind runs: no rseq)"
     for d in "${designs[@]}"; do count "$build" "$m" "${opts[$d]}"; done
     echo
   done
