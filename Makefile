@@ -26,11 +26,15 @@ build: configure
 run:
 	@scripts/install-deps.sh run
 	@$(MAKE) configure
-	cmake --build $(BUILD) -j$(JOBS) --target slub-demo slubrun slub_malloc
+	cmake --build $(BUILD) -j$(JOBS) --target slub-demo slubrun slub_malloc slabinfo
+	-cmake --build $(BUILD) -j$(JOBS) --target slubfs 2>/dev/null
 	$(BUILD)/tools/slub-demo
 	@echo
 	@echo "== a real program on libslub: slubrun --stats -- $(PYTHON) tests/programs/workload.py"
 	$(BUILD)/tools/slubrun --stats -- $(PYTHON) tests/programs/workload.py
+	@echo
+	@echo "== a program's caches, live: slabinfo -p and slubfs (scripts/demo-live.sh)"
+	scripts/demo-live.sh $(BUILD) $(PYTHON)
 
 # Every test, and the real programs they run under libslub.
 test:
@@ -38,19 +42,19 @@ test:
 	@$(MAKE) build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
-# Benchmarks build in their own (Release) tree, leaving $(BUILD) as it was.
+# Benchmarks build in their own (Release) tree, leaving $(BUILD) as it was;
+# build-count is the SLUB_FAKE_RSEQ build that counts libslub's rseq paths
+# under callgrind.  bench/suite.sh writes bench/results/<date>-<commit>/
+# (ROUNDS=5 by default, QUICK=1 for a smoke run), then the merge replay;
+# the older per-topic
+# scripts (run*.sh) stay, to be run by hand.
 bench:
 	@scripts/install-deps.sh bench
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DSLUB_BUILD_TESTS=OFF $(CMAKE_FLAGS)
 	cmake --build $(BENCH_BUILD) -j$(JOBS)
 	cmake -S . -B build-count -DCMAKE_BUILD_TYPE=Release -DSLUB_BUILD_TESTS=OFF -DSLUB_FAKE_RSEQ=ON $(CMAKE_FLAGS)
-	cmake --build build-count -j$(JOBS) --target bench_slab
-	bench/run.sh $(BENCH_BUILD)
-	bench/run_slab.sh $(BENCH_BUILD)
-	bench/run_realloc.sh $(BENCH_BUILD)
-	bench/run_churn.sh $(BENCH_BUILD)
-	bench/run_redis.sh $(BENCH_BUILD)
-	bench/run_programs.sh $(BENCH_BUILD)
+	cmake --build build-count -j$(JOBS) --target bench_slab bench_micro_slab slub_malloc
+	bench/suite.sh $(BENCH_BUILD) build-count
 	$(BENCH_BUILD)/bench/merge_replay
 
 install: build

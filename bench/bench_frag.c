@@ -1,111 +1,79 @@
 // SPDX-License-Identifier: MIT
 /*
- * bench_frag.c - fragmentation of one kmem_cache after churn: THREADS
- * threads fill a shared table of LIVE objects, free a random three quarters
- * of it (mostly objects other threads allocated), allocate a quarter again,
- * and free a random half of what is left.  Then the cache's own figures
- * (its attributes, as slabinfo reads them): slabs, partial slabs, objects
- * in use, and objects in use per slab against objects per slab; once as
- * the churn left it and once after kmem_cache_shrink() (every CPU's slab or
- * sheaves flushed: what the layout itself costs).  Run it with
- * SLUB_OPTIONS=slub_sheaves=N against the unqueued default (run_sheaves.sh).
+ * bench_frag.c - memory a fragmented heap holds: allocate OBJECTS objects
+ * of mixed sizes (mostly 16..256 bytes, one in 16 up to 4 KiB, one in 256
+ * up to 64 KiB), free 90% of them at random, then allocate half as many
+ * again in sizes shifted up (so the holes left do not all fit), and last
+ * free everything and call malloc_trim(0) where the allocator has it.
  *
- *   bench_frag [THREADS [LIVE]]
- * Prints "frag SECONDS INUSE SLABS PARTIAL PER_SLAB FILL% | SLABS PARTIAL PER_SLAB FILL%".
+ *   bench_frag OBJECTS   prints "peak_kib final_kib trimmed_kib live_kib has_trim"
+ *
+ * All in KiB of resident memory net of the process before the first
+ * allocation (the pointer array included in that baseline): peak (VmHWM),
+ * final (VmRSS with the survivors and the second wave live), trimmed
+ * (VmRSS after the frees and the trim), live (the bytes the final heap
+ * asked for: what a perfect allocator would hold), has_trim (1 if the
+ * allocator had a malloc_trim of its own to call).
  */
-#define _GNU_SOURCE
-#include <pthread.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+#include "bench_util.h"
 
-#include <slub.h>
+#include <sys/mman.h>
 
-#define SIZE 64
-
-static struct kmem_cache *cache;
-static void **table;
-static size_t live;
-static unsigned int threads;
-static pthread_barrier_t barrier;
-
-static uint64_t xorshift(uint64_t *s)
+static size_t mixed_size(uint64_t *seed, size_t shift)
 {
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-/* Which thread frees slot @i in a round: not, mostly, the one that allocated it. */
-static unsigned int freer(size_t i, unsigned int round)
-{
-	return (unsigned int)((i * 2654435761u + round) % threads);
-}
-
-static void *worker(void *arg)
-{
-	unsigned int me = (unsigned int)(uintptr_t)arg;
-	uint64_t seed = 0x9e3779b97f4a7c15ULL * (me + 1);
-	for (size_t i = me; i < live; i += threads)
-		table[i] = kmem_cache_alloc(cache, GFP_KERNEL);
-	pthread_barrier_wait(&barrier);
-	for (size_t i = 0; i < live; i++)
-		if (freer(i, 1) == me && xorshift(&seed) % 4) {
-			kmem_cache_free(cache, table[i]);
-			table[i] = NULL;
-		}
-	pthread_barrier_wait(&barrier);
-	for (size_t i = me; i < live; i += threads)
-		if (!table[i] && xorshift(&seed) % 3 == 0)
-			table[i] = kmem_cache_alloc(cache, GFP_KERNEL);
-	pthread_barrier_wait(&barrier);
-	for (size_t i = 0; i < live; i++)
-		if (freer(i, 2) == me && table[i] && xorshift(&seed) % 2) {
-			kmem_cache_free(cache, table[i]);
-			table[i] = NULL;
-		}
-	return NULL;
-}
-
-static unsigned long attr(const char *name)
-{
-	char buf[64];
-	return slub_attr_read(cache, name, buf, sizeof(buf)) > 0 ? strtoul(buf, NULL, 10) : 0;
-}
-
-static void figures(void)
-{
-	unsigned long slabs = attr("slabs"), inuse = attr("objects");
-	unsigned long per_slab = attr("objs_per_slab");
-	printf(" %lu %lu %.1f %.1f%%", slabs, attr("partial"), slabs ? (double)inuse / slabs : 0.0,
-	       slabs ? 100.0 * inuse / ((double)slabs * per_slab) : 0.0);
+	uint64_t r = bench_rand(seed);
+	size_t n;
+	if (r % 256 == 0)
+		n = 4096 + (r >> 8) % 61440;
+	else if (r % 16 == 0)
+		n = 256 + (r >> 8) % 3840;
+	else
+		n = 16 + (r >> 8) % 241;
+	return n + n * shift / 4;	/* the second wave asks for 25% more */
 }
 
 int main(int argc, char **argv)
 {
-	threads = argc > 1 ? (unsigned int)atoi(argv[1]) : 4;
-	live = argc > 2 ? strtoul(argv[2], NULL, 10) : 400000;
-	if (!threads || !live)
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench_frag OBJECTS\n");
 		return 2;
-	cache = kmem_cache_create("bench-frag", SIZE, 0, 0, NULL);
-	table = calloc(live, sizeof(*table));
-	pthread_t t[threads];
-	pthread_barrier_init(&barrier, NULL, threads);
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (unsigned int i = 0; i < threads; i++)
-		pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);
-	for (unsigned int i = 0; i < threads; i++)
-		pthread_join(t[i], NULL);
-	clock_gettime(CLOCK_MONOTONIC, &b);
-	printf("frag %.3f", (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9);
-	printf(" %lu", attr("objects"));
-	figures();
-	printf(" |");
-	kmem_cache_shrink(cache);
-	figures();
-	printf("\n");
+	}
+	size_t objects = strtoul(argv[1], NULL, 10), total = objects + objects / 2;
+	/* mmap, not malloc: the array is the same for every allocator. */
+	void **obj = mmap(NULL, total * sizeof(*obj), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t *len = mmap(NULL, total * sizeof(*len), PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!objects || obj == MAP_FAILED || len == MAP_FAILED)
+		return 2;
+	memset(obj, 0, total * sizeof(*obj));
+	memset(len, 0, total * sizeof(*len));
+	long base = bench_status_kib("VmRSS");
+	uint64_t seed = 0x853c49e6748fea9bULL;
+	for (size_t i = 0; i < objects; i++) {
+		len[i] = mixed_size(&seed, 0);
+		obj[i] = malloc(len[i]);
+		memset(obj[i], 1, len[i]);	/* resident, as a program's data is */
+	}
+	for (size_t i = 0; i < objects; i++)
+		if (bench_rand(&seed) % 10) {
+			free(obj[i]);
+			obj[i] = NULL;
+			len[i] = 0;
+		}
+	for (size_t i = objects; i < total; i++) {
+		len[i] = mixed_size(&seed, 1);
+		obj[i] = malloc(len[i]);
+		memset(obj[i], 2, len[i]);
+	}
+	size_t live = 0;
+	for (size_t i = 0; i < total; i++)
+		live += len[i];
+	long peak = bench_status_kib("VmHWM"), final = bench_status_kib("VmRSS");
+	for (size_t i = 0; i < total; i++)
+		free(obj[i]);
+	int has_trim = bench_trim();
+	long trimmed = bench_status_kib("VmRSS");
+	printf("%ld %ld %ld %zu %d\n", peak - base, final - base, trimmed - base, live / 1024, has_trim);
 	return 0;
 }

@@ -11,6 +11,8 @@
 # line says by how much on this machine today.  Last, libslub paired with
 # glibc: the median of their per-round ratios (glibc is the best peer of
 # most rows).  Each round starts with the next allocator in turn.
+# SUITE_RAW=FILE (bench/suite.sh) also appends each run's wall and CPU
+# seconds and peak RSS there, in suite_lib.sh's row format.
 set -euo pipefail
 build=$(cd "${1:-build-bench}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,6 +56,8 @@ EOF
 
 declare -A cmds=(
   [python]="$python $src/tests/programs/workload.py"
+  # Python's own small-object allocator off: every object is a malloc.
+  [python-malloc]="PYTHONMALLOC=malloc $python $src/tests/programs/workload.py"
   [sort]="sort big.txt"
   [sort-parallel]="sort --parallel=2 -S 64M -k1,1n -k2 big.txt"
   [gzip]="gzip -6 -c big.txt"
@@ -61,9 +65,11 @@ declare -A cmds=(
   [git]="bash repo.sh"
   [sqlite]="sqlite3 :memory: <q.sql"
 )
-programs=(python sort sort-parallel gzip xz-threads git gcc sqlite)
-# gcc: five of our own files, one by one (-o needs one input).
-cmds[gcc]="for f in slub page_alloc kmalloc malloc slab_common; do gcc -O2 -I$src/include -I$src/src -c $src/src/\$f.c -o /dev/null; done"
+programs=(python python-malloc sort sort-parallel gzip xz-threads git gcc sqlite)
+# gcc: five of our own files, one by one (-o needs one input).  The paths
+# follow src/'s layers: a file moved must be moved here too, or the run stops
+# at gcc with its error (below).
+cmds[gcc]="for f in slab/slub page/page_alloc slab/kmalloc malloc/malloc slab/slab_common; do gcc -O2 -I$src/include -I$src/src -c $src/src/\$f.c -o /dev/null || exit 1; done"
 
 declare -A best_t peak_r round_t round_r
 order=("${allocators[@]}" glibc-again)
@@ -72,8 +78,18 @@ for r in $(seq "$rounds"); do
     # Each round starts with another allocator: no one always runs first.
     for i in "${!order[@]}"; do
       a=${order[$(((i + r - 1) % ${#order[@]}))]}
-      line=$(LD_PRELOAD=${preload[$a]} "$runstat" bash -c "${cmds[$prog]}" 2>&1 >/dev/null | tail -1)
-      read -r t rss <<<"$line"
+      # A program that fails stops the run, loudly: its figures would mean nothing.
+      if ! line=$(LD_PRELOAD=${preload[$a]} "$runstat" bash -c "${cmds[$prog]}" 2>&1 >/dev/null | tail -3); then
+        echo "run_programs.sh: $prog failed under $a: $line" >&2
+        exit 1
+      fi
+      line=$(tail -1 <<<"$line")
+      read -r t rss cpu <<<"$line"
+      if [ -n "${SUITE_RAW:-}" ]; then
+        printf 'programs\t%s\t-\t%s\tlow\t%s\t%s\t%s\n' "$prog" wall-s "$a" "$r" "$t" \
+          "$prog" cpu-s "$a" "$r" "$cpu" "$prog" peak-MiB "$a" "$r" "$(awk -v k="$rss" 'BEGIN{printf "%.1f", k/1024}')" \
+          >>"$SUITE_RAW"
+      fi
       k="$prog/$a"
       round_t[$k/$r]=$t round_r[$k/$r]=$rss
       if [ -z "${best_t[$k]:-}" ] || awk -v a="$t" -v b="${best_t[$k]}" 'BEGIN{exit !(a<b)}'; then

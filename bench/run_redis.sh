@@ -8,6 +8,11 @@
 # fresh server each, and the server's peak RSS.  ROUNDS
 # interleaved rounds (default 3), the best rate and the highest RSS; the
 # ratios are libslub's to the best peer's (rate: above 1 is faster).
+# IO_THREADS=N: the server reads and writes its sockets on N threads
+# (io-threads, io-threads-do-reads), so requests are parsed and replies
+# freed on threads other than the one that runs the commands: a threaded
+# server under load.  REQUESTS per test (default 1M).  SUITE_RAW=FILE
+# (bench/suite.sh) appends each run's figures there (suite_lib.sh's rows).
 set -euo pipefail
 build=$(cd "${1:-build-bench}" && pwd)
 rounds=${ROUNDS:-3}
@@ -21,6 +26,17 @@ else
   names=(libslub "${names[@]:2}")
 fi
 tests=(set get lpush hset lrange_100)
+requests=${REQUESTS:-1000000}
+io=()
+bench_name=redis
+if [ "${IO_THREADS:-1}" -gt 1 ]; then
+  io=(--io-threads "$IO_THREADS" --io-threads-do-reads yes)
+  bench_name=redis-io$IO_THREADS
+fi
+raw() {	# raw CASE METRIC BETTER ALLOC VALUE
+  [ -z "${SUITE_RAW:-}" ] ||
+    printf 'programs\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$bench_name" "$1" "$2" "$3" "$4" "$r" "$5" >>"$SUITE_RAW"
+}
 work=$(mktemp -d)
 trap 'redis-cli -s "$work/sock" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
@@ -28,23 +44,33 @@ for r in $(seq "$rounds"); do
   for n in "${names[@]}"; do
     rm -f "$work/dump.rdb"
     LD_PRELOAD=${preload[$n]} redis-server --port 0 --unixsocket "$work/sock" --dir "$work" \
-      --save "" --appendonly no >/dev/null 2>&1 &
+      --save "" --appendonly no "${io[@]}" >/dev/null 2>&1 &
     pid=$!
-    for _ in $(seq 100); do redis-cli -s "$work/sock" ping >/dev/null 2>&1 && break; sleep 0.05; done
-    out=$(redis-benchmark -s "$work/sock" -q -n 1000000 -c 50 -P 16 -d 100 -r 1000000 \
-            -t "$(IFS=,; echo "${tests[*]}")" 2>/dev/null | tr '\r' '\n' | grep 'requests per second')
+    # Up to 20 s to come up: on a loaded machine 5 s was not always enough.
+    for _ in $(seq 400); do redis-cli -s "$work/sock" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    # A server that gave no figures is said so and skipped, not the run ended.
+    out=$(redis-benchmark -s "$work/sock" -q -n "$requests" -c 50 -P 16 -d 100 -r 1000000 \
+            -t "$(IFS=,; echo "${tests[*]}")" 2>/dev/null | tr '\r' '\n' | grep 'requests per second') ||
+      echo "run_redis.sh: no figures from $n's server in round $r" >&2
     for t in "${tests[@]}"; do
       label=$(tr a-z A-Z <<<"$t" | sed 's/LRANGE_100/LRANGE_100 (first 100 elements)/')
       rps=$(sed -n "s/^$label: \([0-9.]*\) requests.*/\1/p" <<<"$out" | head -1)
-      keep_best "$t/$n" "$(awk -v x="$rps" 'BEGIN { printf "%.0f", x / 1000 }')" max
+      [ -n "$rps" ] || continue
+      krps=$(awk -v x="$rps" 'BEGIN { printf "%.0f", x / 1000 }')
+      keep_best "$t/$n" "$krps" max
+      raw "$t" krps high "$n" "$krps"
     done
-    keep_best "rss/$n" "$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' /proc/$pid/status)" max
+    hwm=$(awk '/VmHWM/ { printf "%.0f", $2 / 1024 }' /proc/$pid/status 2>/dev/null || true)
+    if [ -n "$hwm" ]; then
+      keep_best "rss/$n" "$hwm" max
+      raw - peak-MiB low "$n" "$hwm"
+    fi
     redis-cli -s "$work/sock" shutdown nosave >/dev/null 2>&1 || true
     wait $pid || true
   done
 done
 
-echo "== redis-server: thousands of requests per second (best of $rounds rounds; 50 clients, pipeline 16)"
+echo "== $bench_name: thousands of requests per second (best of $rounds rounds; 50 clients, pipeline 16, io-threads ${IO_THREADS:-1})"
 row_format='%-12s' col_format='%9s' ratio_format='%18.2f'
 printf "$row_format" test; printf " $col_format" "${names[@]}"; printf ' %18s\n' "libslub/best peer"
 for t in "${tests[@]}"; do

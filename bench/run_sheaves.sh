@@ -14,7 +14,7 @@
 #     cmpxchg16b/locked path valgrind really runs.
 #  3. ns per random replacement in a live heap (bench_churn), single- and
 #     multi-threaded paths.
-#  4. fragmentation: bench_frag's slabs and objects in use per slab after
+#  4. fragmentation: bench_slab_frag's slabs and objects in use per slab after
 #     4 threads churned one cache, before and after kmem_cache_shrink.
 set -euo pipefail
 build=${1:-build}
@@ -24,8 +24,8 @@ sheaves=${SHEAVES:-32}
 rounds=${ROUNDS:-5}
 iters=${ITERS:-20000000}
 bin=$build/bench
-[ -x "$bin/bench_slab" ] && [ -x "$bin/bench_frag" ] ||
-  { echo "run_sheaves.sh: build first ($bin/bench_slab, bench_frag missing)" >&2; exit 1; }
+[ -x "$bin/bench_slab" ] && [ -x "$bin/bench_slab_frag" ] ||
+  { echo "run_sheaves.sh: build first ($bin/bench_slab, bench_slab_frag missing)" >&2; exit 1; }
 . "$(dirname "$0")/peers.sh"
 designs=(unqueued sheaves)
 declare -A opts=([unqueued]="" [sheaves]="slub_sheaves=$sheaves")
@@ -109,11 +109,11 @@ for c in "${cases[@]}"; do
 done
 
 echo
-echo "== fragmentation: 4 threads churn 400000 64-byte objects (bench_frag, median of 3)"
+echo "== fragmentation: 4 threads churn 400000 64-byte objects (bench_slab_frag, median of 3)"
 printf '%-10s %8s %9s | %7s %8s %9s %6s | %7s %8s %9s %6s\n' design seconds "in use" slabs partial \
   "use/slab" fill slabs partial "use/slab" fill
 for d in "${designs[@]}"; do
-  for r in 1 2 3; do SLUB_OPTIONS=${opts[$d]} "$bin/bench_frag" 4 400000; done |
+  for r in 1 2 3; do SLUB_OPTIONS=${opts[$d]} "$bin/bench_slab_frag" 4 400000; done |
     sort -n -k2 | sed -n 2p | {
       read -r _ secs inuse s1 p1 u1 f1 _ s2 p2 u2 f2
       printf '%-10s %8s %9s | %7s %8s %9s %6s | %7s %8s %9s %6s\n' "$d" "$secs" "$inuse" \

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * runstat.c - run a command, print "wall_seconds peak_rss_kib" on stderr's
- * last line: wall time from a monotonic clock, peak RSS from wait4(),
- * which is the largest of the command and every descendant it waited for
- * (a pipeline's biggest process).
+ * runstat.c - run a command, print "wall_seconds peak_rss_kib cpu_seconds"
+ * on stderr's last line: wall time from a monotonic clock, peak RSS from
+ * wait4(), which is the largest of the command and every descendant it
+ * waited for (a pipeline's biggest process), and from the same rusage the
+ * user plus system CPU time of all of them (threads on other cores count).
  *
  *   runstat COMMAND [ARGS...]
  */
@@ -36,7 +37,9 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	fprintf(stderr, "%.3f %ld\n", wall, ru.ru_maxrss);
+	double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	fprintf(stderr, "%.3f %ld %.3f\n", wall, ru.ru_maxrss, cpu);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);

@@ -8,12 +8,15 @@ profile=${1:-test}
 pkgs=(build-essential cmake pkg-config)
 # The real programs the tests run under libslub (tests/programs).
 programs=(python3 sqlite3 git xz-utils gzip redis-server redis-tools)
+# slubfs and its tests (a live process's tree mounted through FUSE).
+fuse=(fuse3 libfuse3-dev)
 case "$profile" in
   build) ;;
-  run)   pkgs+=(python3) ;;	# make run: the demonstration and Python under slubrun
-  test)  pkgs+=("${programs[@]}") ;;
-  ci)    pkgs+=("${programs[@]}" clang libclang-rt-14-dev valgrind) ;;
-  bench) pkgs+=("${programs[@]}" valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0) ;;
+  run)   pkgs+=(python3 "${fuse[@]}") ;;	# make run: the demonstration, Python under slubrun, its live tree
+  test)  pkgs+=("${programs[@]}" "${fuse[@]}") ;;
+  ci)    pkgs+=("${programs[@]}" "${fuse[@]}" clang libclang-rt-14-dev valgrind) ;;
+  # gnuplot-nox: the suite's PNG plots, without X.
+  bench) pkgs+=("${programs[@]}" valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox) ;;
   *) echo "install-deps.sh: unknown profile '$profile' (build, run, test, ci, bench)" >&2; exit 2 ;;
 esac
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <slub.h>
+#include "agent/agent.h"
 #include "page/decay_thread.h"
 #include "base/options.h"
 #include "base/os.h"
@@ -78,6 +79,8 @@ static void fork_child(void)
 		page_alloc_fork_child();
 	pthread_mutex_init(&options_lock, NULL);
 	slab_fork_child();
+	/* Last: it may start a thread, which allocates. */
+	slub_agent_fork_child();
 }
 
 int slub_fork_handlers;
@@ -166,14 +169,16 @@ __attribute__((constructor(101))) static void init_at_load(void)
 	 * know: start-up parses it again, after any slub_setup(), so it still
 	 * wins, and reports what is wrong in it.
 	 */
-	if (env && strstr(env, "slub_decay_thread")) {
+	if (env && (strstr(env, "slub_decay_thread") || strstr(env, "slub_agent"))) {
 		pthread_mutex_lock(&options_lock);
 		if (!__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE))
 			options_parse(env, "SLUB_OPTIONS", true);
-		bool wanted = slub_decay_thread_wanted();
+		bool wanted = slub_decay_thread_wanted(), agent = slub_agent_wanted();
 		pthread_mutex_unlock(&options_lock);
 		if (wanted)
 			slub_decay_thread_start();
+		if (agent)
+			slub_agent_start();
 	}
 }
 
@@ -208,11 +213,11 @@ void slub_init_slow(void)
 	pthread_mutex_unlock(&options_lock);
 }
 
-/* Options before start-up; it may start the decay thread, a page-layer agent. */
+/* Options before start-up; it may start the decay thread and the agent. */
 int slub_setup(const char *options)
 {
 	int ret = 0;
-	bool start_thread = false;
+	bool start_thread = false, start_agent = false;
 	slub_fork_handlers_check();
 	pthread_mutex_lock(&options_lock);
 	if (__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE))
@@ -221,6 +226,8 @@ int slub_setup(const char *options)
 		ret = -EINVAL;
 	if (ret != -EBUSY)
 		start_thread = slub_decay_thread_wanted();	/* read under the lock */
+	if (ret != -EBUSY)
+		start_agent = slub_agent_wanted();
 	bool unwind = slub_opt(abort_on_error) || slub_debug_any(SLAB_STORE_USER);
 	pthread_mutex_unlock(&options_lock);
 	if (ret == -EBUSY)
@@ -229,6 +236,8 @@ int slub_setup(const char *options)
 	/* A user's call is a safe place for both. */
 	if (start_thread)
 		slub_decay_thread_start();
+	if (start_agent)
+		slub_agent_start();
 	if (unwind)
 		unwind_prime();
 	return ret;

@@ -4,7 +4,8 @@
  * tree: the real kernel's (/sys/kernel/slab, then /sys/slab), a copy, or
  * a mount of a libslub process's caches.
  *
- *   slabinfo [-aABDefilLnoPrsStTUvXz1] [-N K] [-d DIR] [--json] [REGEX]
+ *   slabinfo [-aABDefilLnoPrsStTUvXz1] [-N K] [-d DIR | -p PID [--watch S]]
+ *            [--json] [REGEX]
  *
  * A tree has a directory per cache with a file per attribute, and a
  * symlink per alias of a merged cache (whose directory is its unique id,
@@ -12,8 +13,9 @@
  * their files; the figures and every output come from the library's
  * formatting core (src/slab/slabinfo.c, compiled in), so the tool and
  * slub_print_slabinfo() print the same table.  Beyond the kernel's tool:
- * --json prints every attribute of every cache.  -p PID (a live process,
- * through its agent) is accepted and refused until that agent exists.
+ * --json prints every attribute of every cache; -p PID reads a live libslub
+ * process through its agent (slabinfo_live.c; no mount needed), and
+ * --watch refreshes that view.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -27,7 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "slab/slabinfo.h"
+#include "slabinfo_source.h"
 
 static void usage(FILE *out)
 {
@@ -60,8 +62,10 @@ static void usage(FILE *out)
 		"  -1, --1ref             single-reference aliases too\n"
 		"  -d, --dir=DIR          read this tree (default /sys/kernel/slab, then /sys/slab);\n"
 		"                         the kernel's tool uses -d for debug flags: not offered here\n"
-		"  -p, --pid=PID          a libslub process's caches, live (not built yet)\n"
-		"      --watch=SECONDS    refresh (with -p; not built yet)\n"
+		"  -p, --pid=PID          a libslub process's caches, live, through its agent\n"
+		"                         (run it with SLUB_OPTIONS=slub_agent, or slubrun --fs)\n"
+		"      --watch=SECONDS    with -p: refresh every SECONDS, sorted by memory,\n"
+		"                         changes marked, until ^C or the process ends\n"
 		"      --json             every attribute of every cache, as a JSON array\n"
 		"  -h, --help             this text\n"
 		"      --version          slabinfo's version\n"
@@ -142,9 +146,36 @@ static void *grow(void *p, size_t *cap, size_t size)
 	return p;
 }
 
-/* Caches and aliases of the tree whose names @re matches (ids always: an alias may match). */
-static int read_tree(struct slabinfo_set *set, struct tree *t, const regex_t *re)
+bool source_add_cache(struct slabinfo_set *set, const char *dir, void *ctx)
 {
+	if (set->nr == set->cap)
+		set->caches = grow(set->caches, &set->cap, sizeof(*set->caches));
+	if (!slabinfo_load(set, &set->caches[set->nr], dir, ctx))
+		return false;
+	set->nr++;
+	return true;
+}
+
+void source_add_alias(struct slabinfo_set *set, const char *name, const char *ref)
+{
+	if (set->nr_aliases == set->cap_aliases)
+		set->aliases = grow(set->aliases, &set->cap_aliases, sizeof(*set->aliases));
+	struct slabinfo_alias *a = &set->aliases[set->nr_aliases++];
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	snprintf(a->ref, sizeof(a->ref), "%.*s", SLABINFO_NAME_MAX - 1, ref);
+}
+
+void source_add_name(char ***names, size_t *nr, size_t *cap, const char *name)
+{
+	if (*nr == *cap)
+		*names = grow(*names, cap, sizeof(**names));
+	(*names)[(*nr)++] = strdup(name);
+}
+
+/* Caches and aliases of the tree whose names @re matches (ids always: an alias may match). */
+static int tree_load(struct source *src, struct slabinfo_set *set, const regex_t *re)
+{
+	struct tree *t = src->ctx;
 	DIR *dir = fdopendir(dup(t->fd));
 	if (!dir) {
 		fprintf(stderr, "slabinfo: cannot read %s: %s\n", t->path, strerror(errno));
@@ -164,21 +195,30 @@ static int read_tree(struct slabinfo_set *set, struct tree *t, const regex_t *re
 				continue;
 			target[n] = 0;
 			const char *base = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
-			if (set->nr_aliases == set->cap_aliases)
-				set->aliases = grow(set->aliases, &set->cap_aliases,
-						    sizeof(*set->aliases));
-			struct slabinfo_alias *a = &set->aliases[set->nr_aliases++];
-			snprintf(a->name, sizeof(a->name), "%s", de->d_name);
-			snprintf(a->ref, sizeof(a->ref), "%.*s", SLABINFO_NAME_MAX - 1, base);
+			source_add_alias(set, de->d_name, base);
 		} else if (S_ISDIR(st.st_mode)) {
-			if (set->nr == set->cap)
-				set->caches = grow(set->caches, &set->cap, sizeof(*set->caches));
-			if (slabinfo_load(set, &set->caches[set->nr], de->d_name, t))
-				set->nr++;
+			source_add_cache(set, de->d_name, t);
 		}
 	}
 	closedir(dir);
 	return 0;
+}
+
+/* The files of a cache's directory. */
+static size_t tree_attr_names(struct source *src, const char *cache, char ***names)
+{
+	struct tree *t = src->ctx;
+	int fd = openat(t->fd, cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
+	size_t nr = 0, cap = 0;
+	struct dirent *de;
+	*names = NULL;
+	while (dir && (de = readdir(dir)))
+		if (de->d_name[0] != '.')
+			source_add_name(names, &nr, &cap, de->d_name);
+	if (dir)
+		closedir(dir);
+	return nr;
 }
 
 /* ---- --json ------------------------------------------------------------------------ */
@@ -221,24 +261,12 @@ static int name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void json_cache(struct slabinfo_set *set, struct tree *t, struct slabinfo_cache *c)
+static void json_cache(struct slabinfo_set *set, struct source *src, struct slabinfo_cache *c)
 {
 	const size_t size = 1 << 20;
 	char *text = malloc(size);
-	int fd = openat(t->fd, c->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *dir = fd < 0 ? NULL : fdopendir(fd);
-	char **names = NULL;
-	size_t nr = 0, cap = 0;
-	struct dirent *de;
-	while (dir && (de = readdir(dir))) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (nr == cap)
-			names = grow(names, &cap, sizeof(*names));
-		names[nr++] = strdup(de->d_name);
-	}
-	if (dir)
-		closedir(dir);
+	char **names;
+	size_t nr = src->attr_names(src, c->name, &names);
 	qsort(names, nr, sizeof(*names), name_cmp);
 	printf("  {\"name\": ");
 	json_string(slabinfo_name(c), strlen(slabinfo_name(c)));
@@ -258,7 +286,7 @@ static void json_cache(struct slabinfo_set *set, struct tree *t, struct slabinfo
 		printf(i ? ", " : "");
 		json_string(names[i], strlen(names[i]));
 		printf(": ");
-		json_value(text, text ? tree_read(t, c->name, names[i], text, size) : -1);
+		json_value(text, text ? src->read(src->ctx, c->name, names[i], text, size) : -1);
 		free(names[i]);
 	}
 	printf("}}");
@@ -266,7 +294,7 @@ static void json_cache(struct slabinfo_set *set, struct tree *t, struct slabinfo
 	free(text);
 }
 
-static void print_json(struct slabinfo_set *set, struct tree *t, long lines)
+static void print_json(struct slabinfo_set *set, struct source *src, long lines)
 {
 	printf("[\n");
 	bool first = true;
@@ -276,7 +304,7 @@ static void print_json(struct slabinfo_set *set, struct tree *t, long lines)
 		if (lines > 0)
 			lines--;
 		printf(first ? "" : ",\n");
-		json_cache(set, t, &set->caches[i]);
+		json_cache(set, src, &set->caches[i]);
 		first = false;
 	}
 	printf("\n]\n");
@@ -325,18 +353,40 @@ static void stdout_write(void *arg, const char *s, size_t n)
 	fwrite(s, 1, n, stdout);
 }
 
-static int no_agent(const char *what)
+/* The tree at @dir, else the kernel's; 0, or 1 after saying why not. */
+static int tree_source_open(struct source *src, struct tree *tree, const char *dir)
 {
-	fprintf(stderr, "slabinfo: %s: the live agent of a libslub process is not built yet; "
-		"read a tree with -d DIR\n", what);
-	return 2;
+	tree->fd = -1;
+	tree->path = dir;
+	if (dir) {
+		tree->fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	} else {
+		static const char *const defaults[] = { "/sys/kernel/slab", "/sys/slab" };
+		for (size_t i = 0; i < 2 && tree->fd < 0; i++) {
+			tree->path = defaults[i];
+			tree->fd = open(defaults[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		}
+	}
+	if (tree->fd < 0) {
+		if (dir)
+			fprintf(stderr, "slabinfo: cannot open %s: %s\n", dir, strerror(errno));
+		else
+			fprintf(stderr, "slabinfo: no /sys/kernel/slab or /sys/slab (a kernel "
+				"without SLUB's sysfs?); name a tree with -d DIR\n");
+		return 1;
+	}
+	*src = (struct source){ tree->path, tree, tree_read, tree_write, tree_load,
+				tree_attr_names };
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	struct slabinfo_opts o = { .skip_zero = true, .lines = -1 };
 	bool aliases = false, totals = false, xtotals = false, json = false;
-	const char *dir = NULL, *live = NULL;
+	const char *dir = NULL;
+	long pid = 0;
+	double watch = 0;
 	int c, sorts = 0;
 	char *end;
 
@@ -382,8 +432,21 @@ int main(int argc, char **argv)
 		case 'z': o.skip_zero = false; break;
 		case '1': o.single_ref = true; break;
 		case 'd': dir = optarg; break;
-		case 'p': live = "-p"; break;
-		case OPT_WATCH: live = "--watch"; break;
+		case 'p':
+			pid = strtol(optarg, &end, 10);
+			if (*end || end == optarg || pid <= 0) {
+				fprintf(stderr, "slabinfo: -p needs a process id, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_WATCH:
+			watch = strtod(optarg, &end);
+			if (*end || end == optarg || !(watch > 0)) {
+				fprintf(stderr, "slabinfo: --watch needs a number of seconds, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case OPT_JSON: json = true; break;
 		case OPT_VERSION: printf("slabinfo (libslub) %s\n", SLABINFO_VERSION); return 0;
 		case ':':
@@ -398,8 +461,14 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (live)
-		return no_agent(live);
+	if (watch && !pid) {
+		fprintf(stderr, "slabinfo: --watch needs -p PID (a live process)\n");
+		return 2;
+	}
+	if (pid && dir) {
+		fprintf(stderr, "slabinfo: -p and -d exclude each other\n");
+		return 2;
+	}
 	if (sorts > 1) {
 		fprintf(stderr, "slabinfo: sorting options (-L, -S, -P, -A) exclude each other\n");
 		return 2;
@@ -422,39 +491,27 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	struct tree tree = { -1, dir };
-	if (dir) {
-		tree.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	} else {
-		static const char *const defaults[] = { "/sys/kernel/slab", "/sys/slab" };
-		for (size_t i = 0; i < 2 && tree.fd < 0; i++) {
-			tree.path = defaults[i];
-			tree.fd = open(defaults[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		}
-	}
-	if (tree.fd < 0) {
-		if (dir)
-			fprintf(stderr, "slabinfo: cannot open %s: %s\n", dir, strerror(errno));
-		else
-			fprintf(stderr, "slabinfo: no /sys/kernel/slab or /sys/slab (a kernel "
-				"without SLUB's sysfs?); name a tree with -d DIR\n");
+	struct source src;
+	struct tree tree;
+	if (pid ? live_source_open(&src, (pid_t)pid) : tree_source_open(&src, &tree, dir))
 		return 1;
-	}
+	if (watch)
+		return live_watch(&src, &o, &re, watch);
 
 	struct slabinfo_set set = {
 		.page_size = (unsigned long)sysconf(_SC_PAGESIZE),
-		.read = tree_read, .write = tree_write, .ctx = &tree,
+		.read = src.read, .write = src.write, .ctx = src.ctx,
 		.out = { stdout_write, NULL },
 	};
-	if (read_tree(&set, &tree, &re))
+	if (src.load(&src, &set, &re))
 		return 1;
 	if (!set.nr) {
-		fprintf(stderr, "slabinfo: no cache in %s%s%s\n", tree.path,
+		fprintf(stderr, "slabinfo: no cache in %s%s%s\n", src.what,
 			argc > optind ? " matches " : "", argc > optind ? pattern : "");
 		return 1;
 	}
 	if (slabinfo_link(&set, &o))
-		fprintf(stderr, "slabinfo: an alias in %s names no cache there\n", tree.path);
+		fprintf(stderr, "slabinfo: an alias in %s names no cache there\n", src.what);
 	if ((o.sort_active || o.show_activity) && !set.caches[0].has_stats) {
 		bool any = false;
 		for (size_t i = 0; i < set.nr; i++)
@@ -462,11 +519,11 @@ int main(int argc, char **argv)
 		if (!any && o.sort_active)
 			fprintf(stderr, "slabinfo: -A: no statistics counters in %s (a kernel with "
 				"CONFIG_SLUB_STATS, libslub built with -DSLUB_STATS=ON); sorted by "
-				"name\n", tree.path);
+				"name\n", src.what);
 	}
 	if (json) {
 		slabinfo_sort(&set, &o);
-		print_json(&set, &tree, o.lines);
+		print_json(&set, &src, o.lines);
 	} else if (aliases) {
 		slabinfo_print_aliases(&set, &o);
 	} else if (xtotals) {

@@ -8,12 +8,14 @@
  * SLUB_OPTIONS (the program's own environment wins for nothing: ours are
  * appended, and the last setting of an option is the one in force), runs
  * the program and exits as a shell would: its exit status, or 128 + n if
- * signal n killed it.  Without --stats slubrun simply becomes the program
+ * signal n killed it.  Without --stats or --fs slubrun simply becomes the program
  * (exec).  --stats must outlive it: slubrun forks, passes on the signals
  * a supervisor sends (TERM, HUP, ALRM, USR1, USR2), waits, and prints the
  * table of caches the program left at exit (slub_exit_stats=): only the
  * process slubrun started, as it is at its last exec (a launcher such as a
  * pyenv shim execs the real program in the same pid), unless --stats=all.
+ * --fs also outlives it: it turns the program's agent on and mounts its
+ * tree with slubfs while it runs (slubrun_fs.c).
  *
  * slubrun itself runs on glibc's malloc; only the program is preloaded.
  */
@@ -31,6 +33,7 @@
 #include <unistd.h>
 
 #include "slubrun_check.h"
+#include "slubrun_fs.h"
 
 static void usage(FILE *out)
 {
@@ -43,8 +46,13 @@ static void usage(FILE *out)
 		"                    process slubrun started, at its last exec (a launcher\n"
 		"                    that execs the real program counts as the program)\n"
 		"  --stats=all       a table for every process of the program (each child too)\n"
-		"  --stats=internal  the allocator's own caches (kmem_cache, sheaf-N) in the table too;\n"
-		"                    --stats=all,internal for both\n"
+		"  --stats=internal  the allocator's own caches (kmem_cache, sheaf-N) in the table too\n"
+		"  --stats=counters  each cache's statistics counters after the table (a\n"
+		"                    -DSLUB_STATS=ON build); words combine: --stats=all,counters\n"
+		"  --fs[=DIR]        the program's caches, live, as a /sys/kernel/slab tree\n"
+		"                    mounted at DIR (slubfs; default $XDG_RUNTIME_DIR/slub/PID\n"
+		"                    or /run/slub/PID) while it runs, with its agent on\n"
+		"                    (slub_agent=1: slabinfo -p PID reads it too)\n"
 		"  --abort-on-error  an error report (a bad free, a corrupted heap) prints the\n"
 		"                    stack and aborts the program (SIGABRT, status 134), as\n"
 		"                    glibc does; warnings (an allocation failing, an option)\n"
@@ -256,18 +264,25 @@ static void no_table(const char *prog, pid_t pid, int status, enum stats_mode mo
 			(int)pid, SLUBRUN_LIBNAME);
 }
 
-static int run_with_stats(char **argv, enum stats_mode mode)
+/* --stats (@mode), --fs (@fs: its directory, "" for the default): slubrun outlives the program. */
+static int run_supervised(char **argv, enum stats_mode mode, const char *fs)
 {
 	/* The tables go to a private file, printed after the program is done. */
 	char stats_path[] = "/tmp/slubrun-stats-XXXXXX";
-	int stats_fd = mkstemp(stats_path);
-	if (stats_fd < 0) {
-		perror("slubrun: mkstemp");
-		return 127;
+	int stats_fd = -1;
+	if (mode != STATS_NONE) {
+		stats_fd = mkstemp(stats_path);
+		if (stats_fd < 0) {
+			perror("slubrun: mkstemp");
+			return 127;
+		}
+		char opt[sizeof(stats_path) + 32];
+		snprintf(opt, sizeof(opt), "slub_exit_stats=%s", stats_path);
+		add_option(opt);
 	}
-	char opt[sizeof(stats_path) + 32];
-	snprintf(opt, sizeof(opt), "slub_exit_stats=%s", stats_path);
-	add_option(opt);
+	struct slubrun_fs tree = { .dir = fs };
+	if (fs)
+		add_option("slub_agent=1");
 
 	/* As system(3) does: the terminal's signals are the program's to take. */
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
@@ -306,7 +321,8 @@ static int run_with_stats(char **argv, enum stats_mode mode)
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
-		close(stats_fd);
+		if (stats_fd >= 0)
+			close(stats_fd);
 		/*
 		 * The program is this pid, at whatever it last execs: its
 		 * children and the images it execs on the way inherit the
@@ -321,6 +337,8 @@ static int run_with_stats(char **argv, enum stats_mode mode)
 	}
 	child = pid;
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);	/* one held meanwhile is passed on now */
+	if (fs)
+		slubrun_fs_mount(&tree, pid);
 	/*
 	 * Wait for its end without collecting it, so that its pid, which a
 	 * late signal is passed on to, is nobody else's until the handler
@@ -340,21 +358,47 @@ static int run_with_stats(char **argv, enum stats_mode mode)
 			perror("slubrun: waitpid");
 			return 127;
 		}
-	lseek(stats_fd, 0, SEEK_SET);
+	if (fs)
+		slubrun_fs_unmount(&tree);
 	/* A program that could not be run (126, 127) has said so already. */
 	bool ran = !WIFEXITED(status) || (WEXITSTATUS(status) != 126 && WEXITSTATUS(status) != 127);
-	if (!copy_to_stderr(stats_fd) && ran)
-		no_table(argv[0], pid, status, mode);
-	close(stats_fd);
-	unlink(stats_path);
+	if (stats_fd >= 0) {
+		lseek(stats_fd, 0, SEEK_SET);
+		if (!copy_to_stderr(stats_fd) && ran)
+			no_table(argv[0], pid, status, mode);
+		close(stats_fd);
+		unlink(stats_path);
+	}
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
 }
 
+/* --stats=WORD[,WORD...]: all, internal, counters. */
+static bool stats_words(const char *list, enum stats_mode *stats)
+{
+	char words[64];
+	snprintf(words, sizeof(words), "%s", list);
+	*stats = STATS_PROGRAM;
+	for (char *save = NULL, *w = strtok_r(words, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(w, "all"))
+			*stats = STATS_ALL;
+		else if (!strcmp(w, "internal"))
+			add_option("slub_exit_stats_internal=1");
+		else if (!strcmp(w, "counters"))
+			add_option("slub_exit_counters=1");
+		else {
+			fprintf(stderr, "slubrun: --stats=%s: '%s' is none of all, internal, counters\n",
+				list, w);
+			return false;
+		}
+	}
+	return true;
+}
+
 int main(int argc, char **argv)
 {
-	const char *options = NULL, *debug = NULL;
+	const char *options = NULL, *debug = NULL, *fs = NULL;
 	enum stats_mode stats = STATS_NONE;
 	bool help = false, abort_on_error = false;
 	int i = 1;
@@ -366,12 +410,13 @@ int main(int argc, char **argv)
 			break;
 		} else if (!strcmp(argv[i], "--stats")) {
 			stats = STATS_PROGRAM;
-		} else if (!strcmp(argv[i], "--stats=all")) {
-			stats = STATS_ALL;
-		} else if (!strcmp(argv[i], "--stats=internal") ||
-			   !strcmp(argv[i], "--stats=all,internal")) {
-			stats = argv[i][8] == 'a' ? STATS_ALL : STATS_PROGRAM;
-			add_option("slub_exit_stats_internal=1");
+		} else if (!strncmp(argv[i], "--stats=", 8)) {
+			if (!stats_words(argv[i] + 8, &stats))
+				return 2;
+		} else if (!strcmp(argv[i], "--fs")) {
+			fs = "";
+		} else if (!strncmp(argv[i], "--fs=", 5)) {
+			fs = argv[i] + 5;
 		} else if (!strcmp(argv[i], "--abort-on-error")) {
 			abort_on_error = true;
 		} else if (!strcmp(argv[i], "--debug")) {
@@ -429,7 +474,7 @@ int main(int argc, char **argv)
 	}
 
 	slubrun_check_program(argv[i], SLUBRUN_LIBNAME);
-	if (stats == STATS_NONE)
+	if (stats == STATS_NONE && !fs)
 		exec_program(&argv[i]);
-	return run_with_stats(&argv[i], stats);
+	return run_supervised(&argv[i], stats, fs);
 }

@@ -74,8 +74,12 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "only the process with this pid lists its leaks (0: every one)")    \
 	X(exit_stats_internal, "slub_exit_stats_internal", OPT_BOOL, 0, 0, 1,  \
 	  "the slub_exit_stats table shows the allocator's own caches (kmem_cache, sheaf-N) too") \
+	X(exit_counters, "slub_exit_counters", OPT_BOOL, 0, 0, 1,            \
+	  "the slub_exit_stats table is followed by each cache's statistics counters (-DSLUB_STATS=ON builds)") \
 	X(abort_on_error, "slub_abort_on_error", OPT_BOOL, 0, 0, 1,           \
-	  "after an error report, print the stack and abort() (warnings never stop)")
+	  "after an error report, print the stack and abort() (warnings never stop)") \
+	X(agent, "slub_agent", OPT_BOOL, 0, 0, 1,                             \
+	  "a thread answers slabinfo -p and slubfs on $XDG_RUNTIME_DIR/slub/<pid>.sock")
 
 enum slub_option_id {
 #define X(id, name, type, def, min, max, help) OPT_##id,

@@ -11,7 +11,8 @@
  *    legend.  It is formatted into one buffer and written with one
  *    write(2), appending, so that the processes of one program (a shell's
  *    children, gcc's passes) each add a whole table to the same file, and
- *    it uses no stdio and no heap: it runs at exit and inside malloc_stats().
+ *    it uses no stdio and no heap (its buffer is mapped): it runs at exit
+ *    and inside malloc_stats().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -121,8 +122,9 @@ out:
 
 /* ---- the exit table --------------------------------------------------------- */
 
+/* Mapped, not on the stack: with slub_exit_counters a table takes tens of KiB. */
 struct table {
-	char buf[16384];
+	char buf[(256 << 10) - sizeof(size_t)];
 	size_t len;
 };
 
@@ -141,6 +143,7 @@ struct row {
 	unsigned int object_size;
 	unsigned long peak, bytes, objects, slabs, partial, allocs, frees;
 	bool counted;
+	unsigned long stat[NR_SLUB_STAT_ITEMS];	/* for slub_exit_counters */
 };
 
 struct rows {
@@ -187,6 +190,46 @@ static void cache_row(struct kmem_cache *s, void *arg)
 	bool sheaves = READ_ONCE(s->sheaf_capacity) != 0;
 	r->allocs = c.stat[ALLOC_FASTPATH] + c.stat[ALLOC_PCS] + (sheaves ? 0 : c.stat[ALLOC_SLOWPATH]);
 	r->frees = c.stat[FREE_FASTPATH] + c.stat[FREE_PCS] + (sheaves ? 0 : c.stat[FREE_SLOWPATH]);
+	memcpy(r->stat, c.stat, sizeof(r->stat));
+}
+
+/*
+ * slub_exit_counters: each counted cache's nonzero counters by their
+ * attribute names, the busiest first.  Runs after the table: it re-sorts
+ * the rows.
+ */
+static void counters_body(struct slabinfo_out *out, struct rows *rows)
+{
+	static const char *const names[] = {
+#define X(item, name) name,
+		SLAB_STAT_LIST(X)
+#undef X
+	};
+	bool any = false;
+	for (size_t k = 0; k < rows->nr; k++)
+		any |= rows->row[k].counted;
+	slabinfo_printf(out, "Statistics counters (the kernel's CONFIG_SLUB_STATS names), busiest "
+			"cache first:\n");
+	if (!any) {
+		slabinfo_printf(out, "  none: this libslub was built without them (cmake "
+				"-DSLUB_STATS=ON)\n");
+		return;
+	}
+	for (size_t i = 1; i < rows->nr; i++) {	/* insertion, as sort_by_peak */
+		struct row r = rows->row[i];
+		size_t j = i;
+		for (; j && rows->row[j - 1].allocs < r.allocs; j--)
+			rows->row[j] = rows->row[j - 1];
+		rows->row[j] = r;
+	}
+	for (size_t k = 0; k < rows->nr && rows->row[k].allocs; k++) {
+		const struct row *r = &rows->row[k];
+		slabinfo_printf(out, "%-22s", r->name);
+		for (unsigned int i = 0; i < NR_SLUB_STAT_ITEMS; i++)
+			if (r->stat[i])
+				slabinfo_printf(out, " %s=%lu", names[i], r->stat[i]);
+		slabinfo_printf(out, "\n");
+	}
 }
 
 /* Most memory at peak first; insertion, as qsort may allocate and the rows are few. */
@@ -295,7 +338,9 @@ static void table_body(struct slabinfo_out *out, struct rows *rows)
 /* On the stack and freshly mapped: malloc_stats() and the exit table may run at once. */
 void slab_write_cache_table(int fd)
 {
-	struct table table, *t = &table;
+	struct table *t = os_map_sparse(sizeof(*t));
+	if (!t)
+		return;		/* no memory left even for pages: nothing to say it with */
 	struct slabinfo_out out = { table_write, t };
 	int cancel = os_cancel_off();	/* as glibc's malloc_stats: no cancellation point */
 	struct rows rows = { .internal = slub_opt(exit_stats_internal) };
@@ -309,6 +354,8 @@ void slab_write_cache_table(int fd)
 	} else {
 		slab_for_each_cache(cache_row, &rows);
 		table_body(&out, &rows);
+		if (slub_opt(exit_counters))
+			counters_body(&out, &rows);
 		os_release(rows.row, map);
 	}
 	const char *p = t->buf;
@@ -320,6 +367,7 @@ void slab_write_cache_table(int fd)
 		p += n;
 		left -= (size_t)n;
 	}
+	os_release(t, sizeof(*t));
 	os_cancel_restore(cancel);
 }
 

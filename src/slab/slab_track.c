@@ -273,6 +273,36 @@ static int by_count(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : (x->addr > y->addr) - (x->addr < y->addr);
 }
 
+/*
+ * In place, by by_count(): a heap sort, not qsort(), which mallocs a merge
+ * buffer for more than 1 KiB of sites (glibc before 2.37) - and the agent
+ * reads alloc_calls inside its walk of the caches (src/agent/agent.c).
+ */
+static void sift_down(struct location *v, size_t root, size_t n)
+{
+	for (size_t child; (child = 2 * root + 1) < n; root = child) {
+		if (child + 1 < n && by_count(&v[child], &v[child + 1]) < 0)
+			child++;	/* the later of the two in the final order */
+		if (by_count(&v[root], &v[child]) >= 0)
+			return;
+		struct location t = v[root];
+		v[root] = v[child];
+		v[child] = t;
+	}
+}
+
+static void sort_locations(struct location *v, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(v, i, n);
+	for (size_t end = n; end > 1; end--) {
+		struct location t = v[0];
+		v[0] = v[end - 1];
+		v[end - 1] = t;
+		sift_down(v, 0, end - 1);
+	}
+}
+
 /* The CPU set as the kernel's %*pbl: "0-3,6". */
 static int cpu_list(const unsigned long *cpus, char *buf, size_t len)
 {
@@ -308,7 +338,7 @@ ssize_t slab_list_locations(struct kmem_cache *s, enum track_item alloc, char *b
 	list_for_each(pos, &n->full)
 		process_slab(s, list_entry(pos, struct slab, lru), alloc, &lt, now);
 	pthread_mutex_unlock(&n->list_lock);
-	qsort(lt.loc, lt.count, sizeof(struct location), by_count);
+	sort_locations(lt.loc, lt.count);
 
 	size_t used = 0;
 #define OUT(...)                                                                          \

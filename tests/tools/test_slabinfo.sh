@@ -102,16 +102,17 @@ assert sorted(caches[":0000128"]["alias_names"]) == ["dentry", "inode_cache"]
 "$slabinfo" -d tree -v big >/dev/null
 [ "$(cat tree/big_cache/validate)" = 1 ] || fail "-v wrote no 1 to validate"
 
-# Bad options, a missing tree, the live source not built yet.
+# Bad options, a missing tree, -p of a process without the agent.
 st=0; "$slabinfo" -Q -d tree >out.txt 2>err.txt || st=$?
 [ "$st" = 2 ] && grep -q 'unknown option -Q' err.txt || fail "-Q: status $st, $(cat err.txt)"
 st=0; "$slabinfo" -d tree -N x 2>err.txt || st=$?
 [ "$st" = 2 ] && grep -q -- '-N needs a number' err.txt || fail "-N x: status $st, $(cat err.txt)"
 st=0; "$slabinfo" -d "$work/none" 2>err.txt || st=$?
 [ "$st" = 1 ] && grep -q "cannot open $work/none" err.txt || fail "missing dir: status $st, $(cat err.txt)"
-st=0; "$slabinfo" -p 1 2>err.txt || st=$?
-[ "$st" = 2 ] && grep -q 'live agent of a libslub process is not built yet' err.txt ||
-  fail "-p: status $st, $(cat err.txt)"
+st=0; XDG_RUNTIME_DIR=$work "$slabinfo" -p 1 2>err.txt || st=$?
+[ "$st" = 1 ] && grep -q 'pid 1 has no libslub agent' err.txt || fail "-p 1: status $st, $(cat err.txt)"
+st=0; "$slabinfo" -d tree --watch 1 2>err.txt || st=$?
+[ "$st" = 2 ] && grep -q -- '--watch needs -p PID' err.txt || fail "--watch: status $st, $(cat err.txt)"
 st=0; "$slabinfo" -d tree '(' 2>err.txt || st=$?
 [ "$st" = 2 ] && grep -q 'invalid pattern' err.txt || fail "bad regex: status $st, $(cat err.txt)"
 st=0; "$slabinfo" -d tree -S -L 2>err.txt || st=$?

@@ -110,6 +110,15 @@ grep -q '^libslub: caches of pid [0-9]* (.*): peak RSS [0-9.]*[KMG]' err.txt ||
 ! grep -q '%.*total\|^total in slabs' err.txt || fail "--stats still ends on a total percentage"
 "$slubrun" --stats=internal -- "$target" fork 2>err.txt
 grep -q '^kmem_cache ' err.txt || fail "--stats=internal: no kmem_cache row"
+# --stats=counters: the counters after the table, or why there are none;
+# words combine; a wrong word is refused.
+"$slubrun" --stats=all,counters -- "$target" fork 2>err.txt
+[ "$(grep -c '^Statistics counters' err.txt)" = 2 ] || fail "--stats=all,counters: $(cat err.txt)"
+grep -qE '^kmalloc-64 +alloc_fastpath=[0-9]|^  none: this libslub was built without them' err.txt ||
+  fail "--stats=counters: no kmalloc-64 counters and no reason: $(cat err.txt)"
+st=0; "$slubrun" --stats=all,bogus -- "$target" fork 2>err.txt || st=$?
+[ "$st" = 2 ] && grep -q "'bogus' is none of all, internal, counters" err.txt ||
+  fail "--stats=all,bogus: status $st: $(cat err.txt)"
 # The program is the started pid at its last exec (as a pyenv shim execs).
 "$slubrun" --stats -- sh -c "sh -c 'exec \"$target\" fork'; exec \"$target\" fork" 2>err.txt
 [ "$(tables err.txt)" = 1 ] || fail "--stats through exec printed $(tables err.txt) tables, not 1"

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test_slabinfo_live.sh SLABINFO TARGET - slabinfo -p on a live process
+# (tests/tools/agent_target.c, with slub_agent): the table, -a, --json
+# give the figures the attribute API gives in the process; -s shrinks it;
+# --watch shows a change and ends with the process; a SIGKILLed process's
+# socket is found stale and removed; a process without the agent is named.
+set -euo pipefail
+slabinfo=$1 target=$2 name=test_slabinfo_live
+source "$(dirname "$0")/agent_lib.sh"
+
+start
+wait_socket "$pid"
+objects=$(num "$(api agent_t_plain objects)")
+[ "$objects" = 1000 ] || echo "test_slabinfo_live: note: objects $objects (CPU slabs count whole)"
+"$slabinfo" -p "$pid" >out.txt 2>&1 || fail "-p: $(cat out.txt)"
+grep -Eq "^agent_t_plain +$objects +200 " out.txt || fail "-p row: $(grep agent_t out.txt || cat out.txt)"
+"$slabinfo" -p "$pid" -a >out.txt
+grep -Eq '^:[0-9a-z-]+ +<- agent_t_a agent_t_b$' out.txt || fail "-a: $(cat out.txt)"
+"$slabinfo" -p "$pid" --json agent_t >out.json
+for a in objects slabs partial cpu_slabs total_objects; do
+  want=$(api agent_t_plain $a | sed 's/|$//')
+  python3 - "$a" "$want" out.json <<'PY' || fail "--json $a: not '$want'"
+import json, sys
+attr, want, path = sys.argv[1], sys.argv[2], sys.argv[3]
+c = {c["name"]: c for c in json.load(open(path))}["agent_t_plain"]["attributes"]
+got = c[attr]
+sys.exit(0 if str(got) == want else 1)
+PY
+done
+python3 -c '
+import json, sys
+c = {c["dir"]: c for c in json.load(open(sys.argv[1]))}
+m = [v for k, v in c.items() if k.startswith(":")]
+assert len(m) == 1 and sorted(m[0]["alias_names"]) == ["agent_t_a", "agent_t_b"], c.keys()
+' out.json || fail "--json aliases: $(head -c 300 out.json)"
+
+# -s writes shrink in the process: its empty slabs go.
+cmd free
+"$slabinfo" -p "$pid" -s agent_t_plain >/dev/null || fail "-s failed"
+[ "$(num "$(api agent_t_plain slabs)")" = 0 ] || fail "-s: slabs $(api agent_t_plain slabs)"
+
+# --watch: a refresh shows the growth, and the watch ends with the process.
+"$slabinfo" -p "$pid" --watch 0.2 agent_t_plain >watch.txt 2>&1 &
+watcher=$!
+# A first refresh before the change, whenever a busy machine lets it come.
+wait_until 30 grep -q '^slabinfo: pid' watch.txt || fail "--watch printed nothing"
+cmd "alloc 5000"
+wait_until 30 grep -Eq '^agent_t_plain +5000 +\+5000 .*\*$' watch.txt || fail "--watch shows no change: $(tail -5 watch.txt)"
+quit
+st=0; timeout 30 tail --pid=$watcher -f /dev/null || st=$?
+[ "$st" = 0 ] || fail "--watch did not end with the process"
+wait $watcher || fail "--watch exit status $?"
+grep -q "pid $pid exited" watch.txt || fail "--watch did not say the process ended: $(tail -2 watch.txt)"
+[ ! -e "$work/slub/$pid.sock" ] || fail "socket left after a normal exit"
+
+# SIGKILL: the socket stays; slabinfo finds it stale and removes it.
+start
+wait_socket "$pid"
+kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+exec 3>&- 4<&-
+[ -S "$work/slub/$pid.sock" ] || fail "a killed process left no socket (test assumption)"
+st=0; "$slabinfo" -p "$pid" >out.txt 2>&1 || st=$?
+[ "$st" = 1 ] && grep -q "no such process (its stale socket .* is removed)" out.txt ||
+  fail "-p of a killed process: status $st, $(cat out.txt)"
+[ ! -e "$work/slub/$pid.sock" ] || fail "stale socket not removed"
+
+# Without the option: no socket, and slabinfo says how to get one.
+start ""
+sleep 0.2
+[ ! -e "$work/slub/$pid.sock" ] || fail "a socket without slub_agent"
+st=0; "$slabinfo" -p "$pid" >out.txt 2>&1 || st=$?
+[ "$st" = 1 ] && grep -q "has no libslub agent: run it with SLUB_OPTIONS=slub_agent" out.txt ||
+  fail "-p without the agent: status $st, $(cat out.txt)"
+quit
+echo "test_slabinfo_live: ok"

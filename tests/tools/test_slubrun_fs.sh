@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test_slubrun_fs.sh SLUBRUN SLABINFO - slubrun --fs: a program (bash,
+# on libslub-malloc.so) runs with its tree mounted, which cat and slabinfo
+# read and echo writes; the mount and its directory are gone when it ends,
+# and its exit status comes through.  Both the default place and --fs=DIR.
+# Exit 77 (skipped) where FUSE cannot mount.
+set -euo pipefail
+slubrun=$1 slabinfo=$2 name=test_slubrun_fs target=
+source "$(dirname "$0")/agent_lib.sh"
+[ -c /dev/fuse ] || { echo "$name: skipped: no /dev/fuse"; exit 77; }
+command -v fusermount3 >/dev/null || { echo "$name: skipped: no fusermount3"; exit 77; }
+[ -x "$(dirname "$slubrun")/slubfs" ] || { echo "$name: skipped: slubfs not built (no libfuse3-dev)"; exit 77; }
+
+mkfifo go
+# On failure too: the program let go, no mount left behind.
+on_exit='exec 5<>"$work/go"; echo >&5; for m in "$work"/slub/*/ "$work/tree"; do
+  if mountpoint -q "$m"; then fusermount3 -uz "$m"; fi; done; wait'
+# The program reads its own tree while slubrun keeps it mounted.
+st=0
+"$slubrun" --fs -- bash -c '
+  d=$XDG_RUNTIME_DIR/slub/$$
+  for i in $(seq 600); do mountpoint -q "$d" && break; sleep 0.05; done
+  cat "$d/kmalloc-64/objects" >objects.txt
+  echo 1 >"$d/kmalloc-64/shrink" && echo shrunk >>objects.txt
+  echo $$ >pid.txt
+  read -r x <go
+  exit 7' 2>err.txt &
+runner=$!
+wait_until 30 test -s pid.txt || fail "the program did not run: $(cat err.txt)"
+pid=$(cat pid.txt)
+grep -Eq '^[0-9]+( N0=[0-9]+)?$' objects.txt && grep -q shrunk objects.txt ||
+  fail "the program's own tree: $(cat objects.txt) $(cat err.txt)"
+grep -q "slubrun: pid $pid's caches are at $work/slub/$pid" err.txt || fail "where: $(cat err.txt)"
+mountpoint -q "$work/slub/$pid" || fail "not mounted at the default place"
+"$slabinfo" -d "$work/slub/$pid" -a -1 >out.txt || fail "slabinfo -d: $(cat out.txt)"
+grep -q '<- .*kmalloc-64' out.txt || fail "slabinfo -a -1 on the mount: $(cat out.txt)"
+"$slabinfo" -p "$pid" -T >out.txt || fail "slabinfo -p beside the mount: $(cat out.txt)"
+echo >go
+wait $runner || st=$?
+[ "$st" = 7 ] || fail "exit status $st, not the program's 7: $(cat err.txt)"
+[ ! -e "$work/slub/$pid" ] || fail "mount directory left: $(ls -la "$work/slub")"
+[ ! -e "$work/slub/$pid.sock" ] || fail "socket left"
+
+# --fs=DIR, a directory of the caller's: kept, unmounted.
+mkdir tree
+st=0
+"$slubrun" --fs="$work/tree" -- bash -c '
+  for i in $(seq 600); do mountpoint -q tree && break; sleep 0.05; done
+  ls tree >ls.txt; true' 2>err.txt || st=$?
+[ "$st" = 0 ] || fail "--fs=DIR: status $st: $(cat err.txt)"
+grep -q '^kmalloc-64$' ls.txt || fail "--fs=DIR listing: $(head -5 ls.txt)"
+[ -d tree ] && ! mountpoint -q tree || fail "--fs=DIR: left mounted, or removed"
+echo "$name: ok"

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slubfs - mount a live libslub process's caches as a /sys/kernel/slab
+ * tree (libfuse3, high-level API), served from its agent's socket.
+ *
+ *   slubfs [-f] [-d] PID MOUNTPOINT
+ *
+ * A directory per cache, named as the kernel names it (slub_cache_id: the
+ * unique id ":[flags-]size" of a mergeable cache, else its name), a symlink
+ * to it for each name merged into it (the creator's too, as the kernel's
+ * tree has them), a file per attribute with the kernel's mode.  `cat`
+ * reads an attribute (one snapshot per open, as sysfs), `echo 1 > shrink`
+ * writes one; the agent's -errno comes back as the write's error.  Mounted
+ * with auto_unmount, so a killed slubfs leaves no mount; when the process
+ * exits, slubfs unmounts and ends.  Without -f it goes to the background
+ * once mounted.  slabinfo -d MOUNTPOINT reads the tree as any other.
+ */
+#define FUSE_USE_VERSION 31
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fuse.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent_client.h"
+
+/* The caches as last listed: "id" directories and "alias -> id" links. */
+struct entry {
+	char *name;
+	const char *link;	/* the id an alias points at; NULL for a directory */
+};
+
+static struct {
+	pthread_mutex_t lock;	/* the connection and the lists */
+	int fd;
+	pid_t pid;
+	struct entry *entries;
+	size_t nr;
+	char *list_text;	/* the strings the entries point into */
+	struct timespec listed;
+	char **attrs;		/* the attributes, the same in every cache */
+	unsigned int *modes;
+	size_t nr_attrs;
+	time_t mounted;
+} fs = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+/* One request under the lock; its status (0 or -errno) and answer. */
+static int call(const char *req, const char *payload, size_t len, char **body)
+{
+	size_t n;
+	int st = agent_call(fs.fd, req, payload, len, body, &n);
+	/* The process is gone: the mount goes with it (the watcher unmounts). */
+	return st == -ECONNRESET ? -ENODEV : st;
+}
+
+static double age(const struct timespec *t)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) * 1e-9;
+}
+
+/* The cache list again, if older than @max_age seconds (lock held). */
+static int refresh(double max_age)
+{
+	if (fs.list_text && age(&fs.listed) < max_age)
+		return 0;
+	char *text;
+	int st = call("caches", NULL, 0, &text);
+	if (st) {
+		free(text);
+		return st;
+	}
+	size_t lines = 0;
+	for (char *p = text; *p; p++)
+		lines += *p == '\n' || *p == '\t';
+	struct entry *e = calloc(lines + 1, sizeof(*e));
+	if (!e) {
+		free(text);
+		return -ENOMEM;
+	}
+	size_t nr = 0;
+	for (char *line = text, *next; *line; line = next) {
+		next = strchrnul(line, '\n');
+		if (*next)
+			*next++ = 0;
+		char *id = line, *name = strchr(line, '\t');
+		if (!name)
+			continue;
+		*name++ = 0;
+		e[nr++] = (struct entry){ id, NULL };
+		/* A merged cache's every name links to its id; a plain one's is its id. */
+		char *alias = name;
+		bool merged = id[0] == ':';
+		if (!merged)
+			alias = strchr(name, '\t') ? strchr(name, '\t') + 1 : NULL;
+		while (alias && *alias) {
+			char *tab = strchr(alias, '\t');
+			if (tab)
+				*tab = 0;
+			e[nr++] = (struct entry){ alias, id };
+			alias = tab ? tab + 1 : NULL;
+		}
+	}
+	free(fs.entries);
+	free(fs.list_text);
+	fs.entries = e;
+	fs.nr = nr;
+	fs.list_text = text;
+	clock_gettime(CLOCK_MONOTONIC, &fs.listed);
+	return 0;
+}
+
+static const struct entry *find_entry(const char *name, size_t len)
+{
+	for (size_t i = 0; i < fs.nr; i++)
+		if (strlen(fs.entries[i].name) == len && !strncmp(fs.entries[i].name, name, len))
+			return &fs.entries[i];
+	return NULL;
+}
+
+/* "/cache[/attr]": the cache's entry and the attribute's index (-1 for none). */
+static int resolve(const char *path, const struct entry **e, long *attr)
+{
+	const char *name = path + 1, *slash = strchr(name, '/');
+	size_t len = slash ? (size_t)(slash - name) : strlen(name);
+	*e = find_entry(name, len);
+	if (!*e && refresh(0.2) == 0)	/* a cache made since the last list */
+		*e = find_entry(name, len);
+	if (!*e)
+		return -ENOENT;
+	*attr = -1;
+	if (!slash)
+		return 0;
+	if ((*e)->link)
+		return -ENOTDIR;	/* through the link: the kernel resolves it to the id */
+	for (size_t i = 0; i < fs.nr_attrs; i++)
+		if (!strcmp(fs.attrs[i], slash + 1)) {
+			*attr = (long)i;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int slubfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	(void)fi;
+	memset(st, 0, sizeof(*st));
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	st->st_atime = st->st_mtime = st->st_ctime = fs.mounted;
+	if (!strcmp(path, "/")) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+		return 0;
+	}
+	pthread_mutex_lock(&fs.lock);
+	const struct entry *e;
+	long attr;
+	int err = refresh(1.0);
+	if (!err)
+		err = resolve(path, &e, &attr);
+	if (!err && attr >= 0) {
+		st->st_mode = S_IFREG | fs.modes[attr];
+		st->st_size = 4096;	/* as sysfs: the text's length is known at read */
+		st->st_nlink = 1;
+	} else if (!err && e->link) {
+		st->st_mode = S_IFLNK | 0777;
+		st->st_size = (off_t)strlen(e->link);
+		st->st_nlink = 1;
+	} else if (!err) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+	}
+	pthread_mutex_unlock(&fs.lock);
+	return err;
+}
+
+static int slubfs_readlink(const char *path, char *buf, size_t size)
+{
+	pthread_mutex_lock(&fs.lock);
+	const struct entry *e;
+	long attr;
+	int err = resolve(path, &e, &attr);
+	if (!err && !e->link)
+		err = -EINVAL;
+	if (!err)
+		snprintf(buf, size, "%s", e->link);
+	pthread_mutex_unlock(&fs.lock);
+	return err;
+}
+
+static int slubfs_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off,
+			  struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	(void)off;
+	(void)fi;
+	(void)flags;
+	pthread_mutex_lock(&fs.lock);
+	const struct entry *e = NULL;
+	long attr;
+	int err = strcmp(path, "/") ? resolve(path, &e, &attr) : refresh(0);
+	if (!err && e && (e->link || attr >= 0))
+		err = -ENOTDIR;
+	if (!err) {
+		fill(buf, ".", NULL, 0, 0);
+		fill(buf, "..", NULL, 0, 0);
+		for (size_t i = 0; !e && i < fs.nr; i++)
+			fill(buf, fs.entries[i].name, NULL, 0, 0);
+		for (size_t i = 0; e && i < fs.nr_attrs; i++)
+			fill(buf, fs.attrs[i], NULL, 0, 0);
+	}
+	pthread_mutex_unlock(&fs.lock);
+	return err;
+}
+
+/* An open attribute: its text, read once at the first read, as sysfs. */
+struct open_attr {
+	char *cache, *attr;
+	char *text;
+	size_t len;
+	bool read;
+};
+
+static int slubfs_open(const char *path, struct fuse_file_info *fi)
+{
+	pthread_mutex_lock(&fs.lock);
+	const struct entry *e;
+	long attr;
+	int err = resolve(path, &e, &attr);
+	if (!err && attr < 0)
+		err = -EISDIR;
+	if (!err && (fi->flags & O_ACCMODE) != O_RDONLY && !(fs.modes[attr] & 0200))
+		err = -EACCES;
+	struct open_attr *o = err ? NULL : calloc(1, sizeof(*o));
+	if (!err && !o)
+		err = -ENOMEM;
+	if (o) {
+		o->cache = strdup(e->name);
+		o->attr = strdup(fs.attrs[attr]);
+		fi->fh = (uint64_t)(uintptr_t)o;
+		fi->direct_io = 1;	/* the text's length is not the size getattr said */
+	}
+	pthread_mutex_unlock(&fs.lock);
+	return err;
+}
+
+static int slubfs_read(const char *path, char *buf, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	(void)path;
+	struct open_attr *o = (void *)(uintptr_t)fi->fh;
+	if (!o->read || !off) {
+		char req[512];
+		snprintf(req, sizeof(req), "read\t%s\t%s", o->cache, o->attr);
+		free(o->text);
+		pthread_mutex_lock(&fs.lock);
+		int st = call(req, NULL, 0, &o->text);
+		pthread_mutex_unlock(&fs.lock);
+		if (st)
+			return st;
+		o->len = strlen(o->text);
+		o->read = true;
+	}
+	if ((size_t)off >= o->len)
+		return 0;
+	size_t n = o->len - (size_t)off < size ? o->len - (size_t)off : size;
+	memcpy(buf, o->text + off, n);
+	return (int)n;
+}
+
+static int slubfs_write(const char *path, const char *buf, size_t size, off_t off,
+			struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)off;	/* each write is the whole value, as sysfs takes it */
+	struct open_attr *o = (void *)(uintptr_t)fi->fh;
+	char req[512], *body;
+	snprintf(req, sizeof(req), "write\t%s\t%s\t%zu", o->cache, o->attr, size);
+	pthread_mutex_lock(&fs.lock);
+	int st = call(req, buf, size, &body);
+	pthread_mutex_unlock(&fs.lock);
+	free(body);
+	return st ? st : (int)size;
+}
+
+/* `echo 1 >` opens with O_TRUNC: nothing to cut. */
+static int slubfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	(void)path;
+	(void)size;
+	(void)fi;
+	return 0;
+}
+
+static int slubfs_release(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	struct open_attr *o = (void *)(uintptr_t)fi->fh;
+	free(o->cache);
+	free(o->attr);
+	free(o->text);
+	free(o);
+	return 0;
+}
+
+static const struct fuse_operations slubfs_ops = {
+	.getattr = slubfs_getattr,
+	.readlink = slubfs_readlink,
+	.readdir = slubfs_readdir,
+	.open = slubfs_open,
+	.read = slubfs_read,
+	.write = slubfs_write,
+	.truncate = slubfs_truncate,
+	.release = slubfs_release,
+};
+
+/* The attributes and their modes, once: the library's table does not change. */
+static int load_attrs(void)
+{
+	char *text;
+	int st = call("attrs", NULL, 0, &text);
+	if (st)
+		return st;
+	size_t cap = 0;
+	for (char *p = text; *p; p++)
+		cap += *p == '\n';
+	fs.attrs = calloc(cap + 1, sizeof(*fs.attrs));
+	fs.modes = calloc(cap + 1, sizeof(*fs.modes));
+	for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+		char *tab = strchr(line, '\t');
+		*nl = 0;
+		if (!tab || fs.nr_attrs == cap)
+			continue;
+		fs.modes[fs.nr_attrs] = (unsigned int)strtoul(line, NULL, 8);
+		fs.attrs[fs.nr_attrs++] = tab + 1;	/* @text stays for the mount's life */
+	}
+	return 0;
+}
+
+/*
+ * The process's end: its agent's socket hangs up.  SIGHUP to ourselves
+ * ends fuse_loop (libfuse's handler), which unmounts on the way out.
+ */
+static void *watch_process(void *arg)
+{
+	(void)arg;
+	struct pollfd p = { fs.fd, POLLRDHUP, 0 };
+	while (poll(&p, 1, -1) < 0 || !(p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+		;
+	kill(getpid(), SIGHUP);
+	return NULL;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: slubfs [-f] [-d] PID MOUNTPOINT\n"
+		"Mount the caches of libslub process PID (run with SLUB_OPTIONS=slub_agent,\n"
+		"or under slubrun --fs) as a /sys/kernel/slab tree: cat reads an attribute,\n"
+		"echo 1 > CACHE/shrink writes one.  Unmounted when the process exits\n"
+		"(or: fusermount3 -u MOUNTPOINT).\n"
+		"  -f  stay in the foreground      -d  FUSE debugging output\n");
+}
+
+int main(int argc, char **argv)
+{
+	bool foreground = false, debug = false;
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-f")) {
+			foreground = true;
+		} else if (!strcmp(argv[i], "-d")) {
+			debug = foreground = true;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "slubfs: unknown option %s\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	char *end;
+	long pid = i + 2 == argc ? strtol(argv[i], &end, 10) : 0;
+	if (pid <= 0 || *end) {
+		usage(stderr);
+		return 2;
+	}
+	const char *mnt = argv[i + 1];
+	char path[128];
+	fs.pid = (pid_t)pid;
+	fs.fd = agent_connect(fs.pid, path, sizeof(path));
+	if (fs.fd < 0) {
+		if (fs.fd == -ENOENT || fs.fd == -ESRCH)
+			fprintf(stderr, "slubfs: pid %ld: %s\n", pid, fs.fd == -ESRCH ? "no such process" :
+				"no libslub agent (run it with SLUB_OPTIONS=slub_agent)");
+		else
+			fprintf(stderr, "slubfs: pid %ld: cannot reach its agent at %s: %s\n", pid,
+				path, strerror(-fs.fd));
+		return 1;
+	}
+	if (load_attrs() || refresh(0)) {
+		fprintf(stderr, "slubfs: pid %ld: its agent does not answer\n", pid);
+		return 1;
+	}
+	fs.mounted = time(NULL);
+
+	/* auto_unmount: fusermount3 removes the mount when we die, however we die. */
+	char *fargs[] = { argv[0], "-o", "auto_unmount,fsname=slubfs,subtype=slubfs",
+			  debug ? "-d" : NULL, NULL };
+	struct fuse_args args = FUSE_ARGS_INIT(debug ? 4 : 3, fargs);
+	struct fuse *f = fuse_new(&args, &slubfs_ops, sizeof(slubfs_ops), NULL);
+	if (!f)
+		return 1;
+	if (fuse_mount(f, mnt)) {
+		fuse_destroy(f);
+		return 1;
+	}
+	struct fuse_session *se = fuse_get_session(f);
+	int ret = 1;
+	if (fuse_set_signal_handlers(se) == 0 && fuse_daemonize(foreground) == 0) {
+		/* After the daemon's fork: a thread does not survive it. */
+		pthread_t t;
+		sigset_t hup, old;
+		sigemptyset(&hup);
+		sigaddset(&hup, SIGHUP);
+		pthread_sigmask(SIG_BLOCK, &hup, &old);	/* the watcher's SIGHUP is the loop's */
+		pthread_create(&t, NULL, watch_process, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		ret = fuse_loop(f) < 0;
+		fuse_remove_signal_handlers(se);
+	}
+	fuse_unmount(f);
+	fuse_destroy(f);
+	return ret;
+}

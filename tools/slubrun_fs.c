@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slubrun_fs.c - slubrun --fs[=DIR]: mount the program's live tree with
+ * slubfs (found beside slubrun, else on PATH) at DIR, by default the
+ * directory of its agent's socket plus its pid ($XDG_RUNTIME_DIR/slub/PID
+ * or /run/slub/PID).  slubfs unmounts by itself when the program's agent
+ * hangs up; slubrun then waits for it, and unmounts (fusermount3 -uz) and
+ * removes the directory it made should anything be left.
+ */
+#define _GNU_SOURCE
+#include "slubrun_fs.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent/agent_proto.h"
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static bool program_alive(pid_t pid)
+{
+	siginfo_t info = { 0 };
+	return waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && !info.si_pid;
+}
+
+/* slubfs beside this executable (the build tree, the bindir), else by PATH. */
+static const char *find_slubfs(char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		snprintf(buf, len, "%s/slubfs", dirname(self));
+		if (access(buf, X_OK) == 0)
+			return buf;
+	}
+	return "slubfs";
+}
+
+/* A mount point: another device than its parent's. */
+static bool mounted(const char *path)
+{
+	struct stat st, parent;
+	char up[4096 + 4];
+	snprintf(up, sizeof(up), "%s/..", path);
+	return !stat(path, &st) && !stat(up, &parent) && st.st_dev != parent.st_dev;
+}
+
+void slubrun_fs_mount(struct slubrun_fs *fs, pid_t pid)
+{
+	char dir[AGENT_PATH_MAX], sock[AGENT_PATH_MAX + 32];
+	int err = agent_socket_dir(dir, sizeof(dir));
+	if (err) {
+		fprintf(stderr, "slubrun: --fs: no directory for the agent's socket: %s\n",
+			strerror(-err));
+		return;
+	}
+	if (*fs->dir)
+		snprintf(fs->path, sizeof(fs->path), "%s", fs->dir);
+	else
+		snprintf(fs->path, sizeof(fs->path), "%s/%d", dir, (int)pid);
+	snprintf(sock, sizeof(sock), "%s/%d.sock", dir, (int)pid);
+	/* The agent listens once the program's allocator has started. */
+	struct stat st;
+	long waited = 0;
+	while (stat(sock, &st) && program_alive(pid) && waited < 30000) {
+		sleep_ms(10);
+		waited += 10;
+	}
+	if (stat(sock, &st)) {
+		if (program_alive(pid))
+			fprintf(stderr, "slubrun: --fs: pid %d's agent did not start (does it run on "
+				"libslub?); no tree mounted\n", (int)pid);
+		return;
+	}
+	if (!mkdir(fs->path, 0700))
+		fs->made_dir = true;
+	else if (errno != EEXIST) {
+		fprintf(stderr, "slubrun: --fs: cannot make %s: %s\n", fs->path, strerror(errno));
+		return;
+	}
+	char prog[PATH_MAX], pidtext[16];
+	const char *slubfs = find_slubfs(prog, sizeof(prog));
+	snprintf(pidtext, sizeof(pidtext), "%d", (int)pid);
+	pid_t server = fork();
+	if (server == 0) {
+		/* Not the program's: the terminal's ^C is for the program, slubfs ends with it. */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		execlp(slubfs, "slubfs", "-f", pidtext, fs->path, (char *)NULL);
+		fprintf(stderr, "slubrun: --fs: cannot run %s: %s\n", slubfs, strerror(errno));
+		_exit(127);
+	}
+	if (server < 0)
+		return;
+	fs->server = server;
+	/* Said once it is there, so that a script may read it at once. */
+	for (waited = 0; !mounted(fs->path) && waited < 10000; waited += 10) {
+		if (waitpid(server, NULL, WNOHANG) == server) {
+			fs->server = 0;
+			return;		/* slubfs said why */
+		}
+		sleep_ms(10);
+	}
+	fprintf(stderr, "slubrun: pid %d's caches are at %s\n", (int)pid, fs->path);
+}
+
+void slubrun_fs_unmount(struct slubrun_fs *fs)
+{
+	if (fs->server > 0) {
+		/* It sees the agent hang up and unmounts; a stuck one is stopped. */
+		int status;
+		long waited = 0;
+		while (waitpid(fs->server, &status, WNOHANG) == 0 && waited < 10000) {
+			sleep_ms(10);
+			waited += 10;
+		}
+		if (waited >= 10000) {
+			kill(fs->server, SIGTERM);
+			waitpid(fs->server, &status, 0);
+		}
+	}
+	if (!fs->path[0])
+		return;
+	if (mounted(fs->path)) {	/* still: take it away */
+		pid_t p = fork();
+		if (p == 0) {
+			execlp("fusermount3", "fusermount3", "-uz", fs->path, (char *)NULL);
+			_exit(127);
+		}
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
+	if (fs->made_dir)
+		rmdir(fs->path);
+}
