@@ -19,6 +19,7 @@
 #ifndef SLUB_H
 #define SLUB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -145,9 +146,54 @@ typedef unsigned int slab_flags_t;
 
 struct kmem_cache;
 
+/*
+ * What a new cache may be given beyond its name, object size and flags, as
+ * the kernel's struct kmem_cache_args (6.12; sheaf_capacity 6.18).  Zeroed
+ * fields (or NULL for the whole) are the defaults.
+ */
+struct kmem_cache_args {
+	unsigned int align;		/* power of two; 0: the flags' default */
+	unsigned int useroffset;	/* the usercopy region, as kmem_cache_create_usercopy */
+	unsigned int usersize;
+	/*
+	 * With use_freeptr_offset, a SLAB_TYPESAFE_BY_RCU cache keeps the free
+	 * pointer at this offset inside the object (word-aligned) instead of
+	 * growing each object by a word after it: the field there is the
+	 * allocator's while the object is free, and reads 0 when it is handed out.
+	 */
+	unsigned int freeptr_offset;
+	bool use_freeptr_offset;
+	void (*ctor)(void *);
+	/*
+	 * Objects per sheaf (at most 1024): the cache keeps per-CPU arrays of
+	 * free objects (sheaves) instead of the unqueued per-CPU slabs, at most
+	 * (2 * CPUs + 10) * sheaf_capacity objects; 0: as the option
+	 * slub_sheaves says (off by default).  A debug cache has none.
+	 */
+	unsigned int sheaf_capacity;
+};
+
 SLUB_API struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
 					      unsigned int align, slab_flags_t flags,
 					      void (*ctor)(void *));
+/* The kernel's __kmem_cache_create_args(): a cache made from @args (NULL: defaults). */
+SLUB_API struct kmem_cache *kmem_cache_create_args(const char *name, unsigned int object_size,
+						   const struct kmem_cache_args *args,
+						   slab_flags_t flags);
+/*
+ * kmem_cache_create() takes either form, as the kernel's does since 6.12:
+ * (name, size, align, flags, ctor), or (name, size, args, flags) with a
+ * struct kmem_cache_args pointer or NULL.  C picks by the third argument's
+ * type (_Generic); C++ by overloading, below.
+ */
+#ifndef __cplusplus
+#define kmem_cache_create(name, size, args_or_align, ...)                              \
+	_Generic((args_or_align),                                                      \
+		struct kmem_cache_args *: kmem_cache_create_args,                      \
+		const struct kmem_cache_args *: kmem_cache_create_args,                \
+		void *: kmem_cache_create_args,                                        \
+		default: kmem_cache_create)(name, size, args_or_align, __VA_ARGS__)
+#endif
 /*
  * As kmem_cache_create(), with the region of each object that may be
  * copied to and from user space (the kernel's hardened usercopy): such a
@@ -287,6 +333,14 @@ SLUB_API ssize_t slub_attr_write(struct kmem_cache *s, const char *attr, const c
 SLUB_API const char *slub_attr_name(unsigned int i, unsigned int *mode);
 
 #ifdef __cplusplus
+}
+
+/* The args form of kmem_cache_create() for C++ (C++ linkage: an overload). */
+static inline struct kmem_cache *kmem_cache_create(const char *name, unsigned int size,
+						   const struct kmem_cache_args *args,
+						   slab_flags_t flags)
+{
+	return kmem_cache_create_args(name, size, args, flags);
 }
 #endif
 

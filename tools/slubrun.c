@@ -46,7 +46,7 @@ static void usage(FILE *out)
 		"                    process slubrun started, at its last exec (a launcher\n"
 		"                    that execs the real program counts as the program)\n"
 		"  --stats=all       a table for every process of the program (each child too)\n"
-		"  --stats=internal  the allocator's own caches (kmem_cache) in the table too\n"
+		"  --stats=internal  the allocator's own caches (kmem_cache, sheaf-N) in the table too\n"
 		"  --stats=counters  each cache's statistics counters after the table (a\n"
 		"                    -DSLUB_STATS=ON build); words combine: --stats=all,counters\n"
 		"  --fs[=DIR]        the program's caches, live, as a /sys/kernel/slab tree\n"

@@ -51,6 +51,19 @@ static inline void list_del(struct list_head *n)
 	n->next = n->prev = NULL;
 }
 
+/* Move every node of @from to the front of @to; @from is left empty. */
+static inline void list_splice_init(struct list_head *from, struct list_head *to)
+{
+	if (list_empty(from))
+		return;
+	struct list_head *first = from->next, *last = from->prev;
+	first->prev = to;
+	last->next = to->next;
+	to->next->prev = last;
+	to->next = first;
+	INIT_LIST_HEAD(from);
+}
+
 #define list_entry(ptr, type, member) container_of(ptr, type, member)
 #define list_first_entry(h, type, member) list_entry((h)->next, type, member)
 #define list_last_entry(h, type, member) list_entry((h)->prev, type, member)

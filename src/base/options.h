@@ -20,6 +20,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 
 #define SLUB_OPTION_STR_MAX 256
 
+#define SLUB_SHEAVES_MAX 1024	/* the slab layer's SHEAF_CAPACITY_MAX */
+
 /* X(id, name, type, default, min, max, help) */
 #define SLUB_OPTION_LIST(X)                                                   \
 	X(report_file, "slub_report_file", OPT_STRING, 0, 0, 0,              \
@@ -46,6 +48,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "keep a few partial slabs per CPU (CONFIG_SLUB_CPU_PARTIAL)")       \
 	X(slub_rseq, "slub_rseq", OPT_BOOL, 1, 0, 1,                          \
 	  "per-CPU fast paths as rseq sequences when possible (0: cmpxchg16b)") \
+	X(sheaves, "slub_sheaves", OPT_INT, 0, 0, SLUB_SHEAVES_MAX,           \
+	  "objects per CPU sheaf for every non-debug cache, malloc's too (0: unqueued per-CPU slabs)") \
 	X(populate_slabs, "slub_populate_slabs", OPT_INT, 4, 0, 1048576,     \
 	  "slabs a cache holds before each new one is populated in one call (0: never)") \
 	X(populate_pages, "slub_populate_pages", OPT_BOOL, 1, 0, 1,           \
@@ -69,7 +73,7 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(leak_check_pid, "slub_leak_check_pid", OPT_INT, 0, 0, INT_MAX,      \
 	  "only the process with this pid lists its leaks (0: every one)")    \
 	X(exit_stats_internal, "slub_exit_stats_internal", OPT_BOOL, 0, 0, 1,  \
-	  "the slub_exit_stats table shows the allocator's own caches (kmem_cache) too") \
+	  "the slub_exit_stats table shows the allocator's own caches (kmem_cache, sheaf-N) too") \
 	X(exit_counters, "slub_exit_counters", OPT_BOOL, 0, 0, 1,            \
 	  "the slub_exit_stats table is followed by each cache's statistics counters (-DSLUB_STATS=ON builds)") \
 	X(abort_on_error, "slub_abort_on_error", OPT_BOOL, 0, 0, 1,           \

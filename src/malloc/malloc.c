@@ -59,7 +59,8 @@ static __noinline void *malloc_slow(size_t size, gfp_t gfp)
 	return slab_alloc_sized(s, gfp, NUMA_NO_NODE, size);
 }
 
-static inline void *malloc_gfp(size_t size, gfp_t gfp)
+/* Inlined by force, as kmalloc's: GCC weighs the fast paths' asm by its lines. */
+static inline __attribute__((always_inline)) void *malloc_gfp(size_t size, gfp_t gfp)
 {
 	if (likely(size - 1 < MALLOC_MAX_CLASS_SIZE)) {
 		struct kmem_cache *s = malloc_cache_fast(size);

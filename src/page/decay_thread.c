@@ -11,7 +11,8 @@
  * still go back, and less and less often (down to once in 8 periods) when
  * nothing could; and it empties each CPU's page list that saw no allocation
  * or free for a decay period into its zone (where the decay or the dirty
- * bound can take the pages).
+ * bound can take the pages); and flushes the sheaves of each CPU slot that
+ * did not change since its last look (sheaf.c), so that their slabs can empty.
  * Off by default: a thread makes every process multi-threaded, which costs
  * the single-threaded slow paths their lock skipping (slub.c).
  *
@@ -50,6 +51,13 @@ __attribute__((weak)) bool slub_malloc_idle_tick(uint64_t now_ms)
 	return false;
 }
 
+/* The slab layer's idle work (its sheaves); none while no cache was made. */
+__attribute__((weak)) bool slub_slab_idle_tick(uint64_t now_ms)
+{
+	(void)now_ms;
+	return false;
+}
+
 static void sleep_ms(uint64_t ms)
 {
 	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
@@ -79,8 +87,10 @@ static void *decay_thread_main(void *arg)
 	while (slub_decay_thread_wanted()) {
 		uint64_t period = (uint64_t)slub_opt(decay_ms);
 		uint64_t now = os_now_ms();
+		/* Sheaves first: objects flushed to their slabs may leave pages to decay. */
+		bool sheaves = slub_slab_idle_tick(now);
 		enum idle_work work = page_alloc_idle_tick(now);
-		if (slub_malloc_idle_tick(now) && work == IDLE_NOTHING)
+		if ((slub_malloc_idle_tick(now) || sheaves) && work == IDLE_NOTHING)
 			work = IDLE_LATER;
 		/*
 		 * With nothing to give back it sleeps longer each time, up to 8

@@ -23,5 +23,7 @@ __hidden void slub_decay_thread_fork_child(void);
 
 /* The malloc library's part of each look; true while it caches extent mappings. */
 __hidden bool slub_malloc_idle_tick(uint64_t now_ms);
+/* The slab layer's (sheaf.c): true if it flushed a sheaf, so may again. */
+__hidden bool slub_slab_idle_tick(uint64_t now_ms);
 
 #endif

@@ -14,6 +14,8 @@
  *   partial     a slab with free objects that no CPU allocates from: on its
  *               node's partial list, or on a CPU's partial list.
  *   full        no free objects and not a cpu slab: on no list at all.
+ *   sheaves     the kernel's other per-CPU design (sheaf.h): a cache with a
+ *               sheaf capacity has no cpu slabs and no cpu partial lists.
  *   built       a new slab links only the objects whose free pointers are
  *               in its first page; the rest are free but unlinked until the freelist
  *               runs dry, then linked a page at a time.  Pages nobody
@@ -25,7 +27,9 @@
  * Lock order (numbered; a lock is only taken while holding lower numbers)
  *   0. kmalloc_dma_lock   making a dma-kmalloc cache on first use
  *   1. slab_caches_lock   the cache list, create/destroy/shrink
- *   2. c->lock            one CPU's slot: its cpu slab and cpu partial list
+ *   2. c->lock            one CPU's slot: its cpu slab and cpu partial list,
+ *                         or its main and spare sheaves
+ *   2b. barn->lock        the node's barn of sheaves (sheaf.h)
  *   3. n->list_lock       the node's partial list and nr_partial
  *   4. (page allocator: pcp lock, zone lock, region lock)
  * slab->freelist+counters change only by a 16-byte compare-and-swap.
@@ -65,6 +69,8 @@
 #include "page/memmap.h"
 #include "base/os.h"
 #include "slab/percpu_rseq.h"
+#include "slab/sheaf.h"
+#include "slab/sheaf_rseq.h"
 #include "slab/slab_stat.h"
 
 #define MAX_OBJS_PER_PAGE 32767		/* slab->inuse is 15 bits */
@@ -75,9 +81,11 @@
 #define ARCH_SLAB_MINALIGN 8
 #define SLUB_NAME_MAX 64
 #define SLUB_ID_MAX 24		/* ":dDaFA-" and the size, as the kernel's ID_STR_LENGTH */
+#define MAX_NUMNODES 1
 
 /* Internal cache flags, above the public SLAB_* bits. */
 #define __OBJECT_POISON   0x80000000u	/* poison the object itself */
+#define __SLAB_NO_SHEAVES 0x40000000u	/* never sheaves, whatever the options (the sheaves' own caches) */
 #define SLAB_DEBUG_FLAGS (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | \
 			  SLAB_STORE_USER | SLAB_TRACE)
 #define SLAB_VALID_FLAGS (SLAB_DEBUG_FLAGS | SLAB_HWCACHE_ALIGN | SLAB_PANIC |     \
@@ -205,11 +213,28 @@ struct kmem_cache_cpu {
 	struct slab *partial;		/* cpu partial list, chained by slab->next */
 	unsigned int nr_partial;	/* slabs on it */
 	pthread_mutex_t lock;		/* slow path and takeover of this slot */
+	/* A cache with sheaves uses these instead of the fields above (sheaf.h). */
+	union {
+		struct {
+			unsigned int sheaf_size;	/* objects in main */
+			unsigned int sheaf_room;	/* main's capacity; 0: no main, or retired */
+		};
+		uint64_t sheaf_word;		/* both: retired as one */
+	};
+	struct slab_sheaf *main;	/* NULL until the slot's first slow path */
+	struct slab_sheaf *spare;	/* empty, full or in between; or NULL */
+	unsigned long sheaf_seen;	/* the idle decay's last look (sheaf.c) */
 } __attribute__((aligned(64)));
 /* The rseq sequences find slots at cpu << PCPU_UNIT_SHIFT and read tid at 8, slab at 16. */
 static_assert(sizeof(struct kmem_cache_cpu) == PCPU_SLOT_SIZE, "one percpu slot");
 static_assert(offsetof(struct kmem_cache_cpu, tid) == 8 &&
 	      offsetof(struct kmem_cache_cpu, slab) == 16, "offsets baked into the rseq code");
+static_assert(offsetof(struct kmem_cache_cpu, sheaf_size) == SHEAF_SLOT_SIZE &&
+	      offsetof(struct kmem_cache_cpu, sheaf_room) == SHEAF_SLOT_ROOM &&
+	      offsetof(struct kmem_cache_cpu, sheaf_word) == SHEAF_SLOT_SIZE &&
+	      offsetof(struct kmem_cache_cpu, main) == SHEAF_SLOT_MAIN &&
+	      offsetof(struct slab_sheaf, objects) == SHEAF_OBJECTS,
+	      "offsets baked into the sheaf sequences (sheaf_rseq.h)");
 
 struct kmem_cache_node {
 	pthread_mutex_t list_lock;
@@ -220,10 +245,18 @@ struct kmem_cache_node {
 	unsigned long total_pages;	/* pages of all slabs (orders may differ) */
 	unsigned long peak_pages;	/* the most total_pages has been */
 	struct list_head full;		/* a debug cache's slabs with no free object */
+	struct node_barn barn;		/* sheaves traded between the node's CPUs */
 };
 
 struct kmem_cache {
 	struct kmem_cache_cpu *cpu_slab;	/* CPU 0's slot (percpu.h); CPU n's is cpu_slot() */
+	/*
+	 * The slots the fast paths may use: the unqueued sequences are given
+	 * cpu_slab_slots, the sheaf sequences sheaf_slots.  One of the two is
+	 * nr_cpu_slots, the other 0, and a sequence given 0 gives up at once.
+	 */
+	unsigned int cpu_slab_slots;
+	unsigned int sheaf_slots;
 	unsigned int flags;
 	unsigned int size;		/* object + metadata, aligned: the stride */
 	unsigned int object_size;	/* what the user asked for */
@@ -241,24 +274,42 @@ struct kmem_cache {
 	int refcount;				/* creators sharing it; -1: never merged (boot) */
 	bool ctor_zero_warned;
 	unsigned int useroffset, usersize;	/* kmem_cache_create_usercopy's region */
+	unsigned int freeptr_offset;		/* the free pointer's place, if use_freeptr_offset */
+	bool use_freeptr_offset;		/* kmem_cache_args': inside an RCU cache's object */
+	unsigned int args_sheaf_capacity;	/* asked at creation (0: the option slub_sheaves) */
+	unsigned int sheaf_capacity;		/* objects per sheaf; 0: unqueued cpu slabs */
+	struct kmem_cache *sheaf_cache;		/* where the sheaves come from (sheaf.c) */
+	unsigned long nr_sheaves;		/* sheaves in existence */
 	char name[SLUB_NAME_MAX];		/* the first creator's */
 	char id[SLUB_ID_MAX];			/* ":[flags-]size" if mergeable, else "" */
 	struct slab_alias *aliases;		/* the other names merged into it */
 	struct list_head list;			/* slab_caches */
-	struct kmem_cache_node node[1];		/* MAX_NUMNODES */
+	struct kmem_cache_node node[MAX_NUMNODES];
 	unsigned int nr_cpu_slots;
 	unsigned int lone_cpu;			/* 1 + the slot a lone thread last filled (slub.c) */
 	unsigned int populate_slabs;		/* slabs held before new ones are populated whole */
 	unsigned int max_order;			/* at least this high a limit (malloc classes) */
 	uint64_t reciprocal_size;		/* ceil(2^44 / size): index without a division */
 #ifdef SLUB_STATS
-	unsigned int *cpu_stats;		/* CPU 0's counters, a percpu slot (slab_stat.h) */
+	unsigned int *cpu_stats[SLAB_STAT_SLOTS];	/* CPU 0's counters, in percpu slots (slab_stat.h) */
 #endif
 };
 
 static inline struct kmem_cache_node *get_node(struct kmem_cache *s)
 {
 	return &s->node[0];
+}
+
+/* The node of this CPU's memory: one node here. */
+static inline int numa_mem_id(void)
+{
+	return 0;
+}
+
+/* Frees of another node's objects bypass the sheaves (none while MAX_NUMNODES is 1). */
+static inline bool slab_on_this_node(const struct slab *slab)
+{
+	return MAX_NUMNODES == 1 || slab->node == numa_mem_id();
 }
 
 /* A slab's counters, read whole: others change them under a CAS or a list lock. */
@@ -566,12 +617,16 @@ static inline struct kmem_cache_cpu *cpu_slot(struct kmem_cache *s, unsigned int
 /* ---- statistics (slab_stat.h) ------------------------------------------------ */
 
 #ifdef SLUB_STATS
-static_assert(NR_SLUB_STAT_ITEMS * sizeof(unsigned int) <= PCPU_SLOT_SIZE, "one percpu slot");
+#define SLAB_STATS_PER_SLOT (PCPU_SLOT_SIZE / sizeof(unsigned int))
+static_assert(NR_SLUB_STAT_ITEMS <= SLAB_STAT_SLOTS * SLAB_STATS_PER_SLOT, "percpu slots");
 extern __hidden unsigned long slab_stat_cpus[SLUB_MAX_CPUS / 64];
 
-static inline unsigned int *slab_stat_slot(struct kmem_cache *s, unsigned int cpu)
+/* @cpu's counter @si (a constant in stat(): the slot is chosen at compile time). */
+static inline unsigned int *slab_stat_counter(struct kmem_cache *s, unsigned int cpu,
+					      enum stat_item si)
 {
-	return pcpu_slot_of(s->cpu_stats, cpu);
+	unsigned int *slot = pcpu_slot_of(s->cpu_stats[si / SLAB_STATS_PER_SLOT], cpu);
+	return &slot[si % SLAB_STATS_PER_SLOT];
 }
 #endif
 
@@ -584,7 +639,7 @@ static inline void stat(struct kmem_cache *s, enum stat_item si)
 	/* The sums walk the CPUs that counted; no lock: stat() runs under slab locks. */
 	if (unlikely(!(__atomic_load_n(&slab_stat_cpus[cpu / 64], __ATOMIC_RELAXED) & bit)))
 		__atomic_fetch_or(&slab_stat_cpus[cpu / 64], bit, __ATOMIC_RELAXED);
-	unsigned int *p = &slab_stat_slot(s, cpu)[si];
+	unsigned int *p = slab_stat_counter(s, cpu, si);
 	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 #else
 	(void)s;
@@ -593,6 +648,26 @@ static inline void stat(struct kmem_cache *s, enum stat_item si)
 }
 
 /* ---- entry points of the engine (slub.c) ----------------------------------- */
+
+/* The slow paths' locks, skipped while the process has one thread (slub.c says why). */
+static inline void slab_lock(pthread_mutex_t *m)
+{
+	if (!os_single_threaded())
+		pthread_mutex_lock(m);
+}
+
+static inline void slab_unlock(pthread_mutex_t *m)
+{
+	if (!os_single_threaded())
+		pthread_mutex_unlock(m);
+}
+
+/* This CPU's slot, locked (slab_lock); its index in *@cpup if not NULL. */
+__hidden struct kmem_cache_cpu *slab_lock_cpu_slot(struct kmem_cache *s, unsigned int *cpup);
+/* Bulk work for the sheaves: see slub.c. */
+__hidden unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max);
+__hidden bool slab_new_partial(struct kmem_cache *s, gfp_t gfp, int node);
+__hidden void slab_free_bulk(struct kmem_cache *s, void **p, unsigned int nr);
 
 __hidden void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node);
 __hidden void __slab_free(struct kmem_cache *s, struct slab *slab, void *object);
@@ -657,15 +732,38 @@ __hidden void slab_set_percpu_mode(intptr_t rseq_offset);
 __hidden void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object);
 __hidden void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object);
 
+/*
+ * Which fast path a cache takes.  By default a cache with sheaves passes
+ * the unqueued sequence no slots (it gives up after its CPU number), then
+ * pops its main sheaf: a cache without sheaves costs its misses one test of
+ * sheaf_slots, and its hits nothing.  -DSLUB_SHEAVES_FIRST=ON (a build for
+ * measurements) tests sheaf_slots first instead: each path costs what its
+ * design costs, the unqueued one plus that test.
+ */
+#ifndef SLUB_SHEAVES_FIRST
+#define SLUB_SHEAVES_FIRST 0
+#endif
+
 /* The whole allocation: fast path, slow path, __GFP_ZERO. */
-static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+static __attribute__((always_inline)) inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp,
+							      int node)
 {
 #if SLUB_HAVE_RSEQ_ASM
-	void *object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots,
-					 s->offset, &slab_fp_key, &slab_fp_tag);
-	if (likely(object && !(gfp & __GFP_ZERO))) {
-		stat(s, ALLOC_FASTPATH);
-		return object;
+	void *object = NULL;
+	if (!SLUB_SHEAVES_FIRST || !s->sheaf_slots) {
+		object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->cpu_slab_slots,
+					   s->offset, &slab_fp_key, &slab_fp_tag);
+		if (likely(object && !(gfp & __GFP_ZERO))) {
+			stat(s, ALLOC_FASTPATH);
+			return object;
+		}
+	}
+	if (!object && s->sheaf_slots) {
+		object = rseq_sheaf_pop(slub_fastpath_area, s->cpu_slab, s->sheaf_slots, s->offset);
+		if (likely(object && !(gfp & __GFP_ZERO))) {
+			stat(s, ALLOC_PCS);
+			return object;
+		}
 	}
 	return slab_alloc_finish(s, gfp, node, object);
 #else
@@ -681,21 +779,41 @@ static inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
  */
 __hidden void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size);
 
-/* Free a checked object: to the CPU freelist, else to its slab. */
-static inline void slab_free(struct kmem_cache *s, struct slab *slab, void *object)
+#if SLUB_HAVE_RSEQ_ASM
+/* After a push: true if @object is dealt with (pushed, or a likely double free checked). */
+static __attribute__((always_inline)) inline bool
+slab_push_done(struct kmem_cache *s, struct slab *slab, void *object, enum rseq_push_result r,
+	       enum stat_item pushed)
+{
+	if (likely(r == RSEQ_PUSHED)) {
+		stat(s, pushed);
+		return true;
+	}
+	if (r == RSEQ_LOOKS_FREE) {
+		slab_free_suspect(s, slab, object);
+		return true;
+	}
+	return false;
+}
+#endif
+
+/* Free a checked object: to the CPU freelist or main sheaf, else to its slab. */
+static __attribute__((always_inline)) inline void slab_free(struct kmem_cache *s, struct slab *slab,
+							    void *object)
 {
 #if SLUB_HAVE_RSEQ_ASM
-	switch (rseq_freelist_push(slub_fastpath_area, s->cpu_slab, s->nr_cpu_slots, s->offset,
-				   &slab_fp_key, slab, object)) {
-	case RSEQ_PUSHED:
-		stat(s, FREE_FASTPATH);
+	if ((!SLUB_SHEAVES_FIRST || !s->sheaf_slots) &&
+	    slab_push_done(s, slab, object,
+			   rseq_freelist_push(slub_fastpath_area, s->cpu_slab, s->cpu_slab_slots,
+					      s->offset, &slab_fp_key, slab, object),
+			   FREE_FASTPATH))
 		return;
-	case RSEQ_LOOKS_FREE:
-		slab_free_suspect(s, slab, object);
+	if (s->sheaf_slots && slab_on_this_node(slab) &&
+	    slab_push_done(s, slab, object,
+			   rseq_sheaf_push(slub_fastpath_area, s->cpu_slab, s->sheaf_slots, s->offset,
+					   &slab_fp_key, object),
+			   FREE_PCS))
 		return;
-	case RSEQ_NOT_CPU_SLAB:
-		break;
-	}
 #endif
 	slab_free_finish(s, slab, object);
 }

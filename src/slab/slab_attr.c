@@ -105,11 +105,15 @@ static void show_slab_objects(struct kmem_cache *s, struct attr_out *o, unsigned
 		}
 	}
 	if (flags & SO_ALL) {
-		if (flags & SO_TOTAL)
+		if (flags & SO_TOTAL) {
 			total += READ_ONCE(n->total_objects);
-		else if (flags & SO_OBJECTS)
-			total += READ_ONCE(n->total_objects) - count_partial(n, 0, true);
-		else
+		} else if (flags & SO_OBJECTS) {
+			/* Objects parked in sheaves are free to the program: not in use. */
+			unsigned long parked = READ_ONCE(s->sheaf_capacity) ? sheaf_parked(s) : 0;
+			unsigned long free = count_partial(n, 0, true) + parked;
+			unsigned long all = READ_ONCE(n->total_objects);
+			total += all > free ? all - free : 0;
+		} else
 			total += READ_ONCE(n->nr_slabs);
 	} else if (flags & SO_PARTIAL) {
 		if (flags & (SO_TOTAL | SO_OBJECTS))
@@ -137,6 +141,8 @@ SHOW(min_partial) { emit(o, "%u\n", READ_ONCE(s->min_partial)); }
 SHOW(cpu_partial) { emit(o, "%u\n", READ_ONCE(s->cpu_partial)); }
 SHOW(align) { emit(o, "%u\n", s->align); }
 SHOW(usersize) { emit(o, "%u\n", s->usersize); }
+/* Objects per sheaf; 0: cpu slabs instead.  objects counts what sheaves hold as free. */
+SHOW(sheaf_capacity) { emit(o, "%u\n", READ_ONCE(s->sheaf_capacity)); }
 SHOW(aliases)
 {
 	int refs = READ_ONCE(s->refcount);
@@ -270,8 +276,8 @@ STORE(cpu_partial)
 	int err = parse_uint(buf, MAX_OBJS_PER_PAGE, &v);
 	if (err)
 		return err;
-	/* Debug caches and slub_cpu_partial=0 keep no partial slabs per CPU. */
-	if (v && (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS)))
+	/* Debug caches, caches with sheaves and slub_cpu_partial=0 keep no partial slabs per CPU. */
+	if (v && (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS) || s->sheaf_capacity))
 		return -EINVAL;
 	slab_set_cpu_partial(s, (unsigned int)v);
 	kmem_cache_flush_all(s);
@@ -331,7 +337,7 @@ static const struct slab_attribute slab_attrs[] = {
 	RO(total_objects), RO(slabs), RO(partial), RO(cpu_slabs), RO(ctor), RO(aliases),
 	RO(align), RO(hwcache_align), RO(reclaim_account), RO(destroy_by_rcu), RO(cache_dma),
 	RW(sanity_checks), RW(red_zone), RW(poison), RW(store_user), RW(trace), RO(usersize),
-	RW(shrink), RW(validate), RO(alloc_calls), RO(free_calls),
+	RW(shrink), RW(validate), RO(alloc_calls), RO(free_calls), RO(sheaf_capacity),
 };
 
 static const struct slab_attribute *find_attr(const char *name)

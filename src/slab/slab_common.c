@@ -26,43 +26,54 @@ struct list_head slab_caches = { &slab_caches, &slab_caches };
 static struct kmem_cache boot_kmem_cache;
 static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
 
+static void free_cpu_slab(struct kmem_cache *s)
+{
+	pcpu_slot_free(s->cpu_slab);
+	s->cpu_slab = NULL;
+#ifdef SLUB_STATS
+	for (int i = 0; i < SLAB_STAT_SLOTS; i++) {
+		if (s->cpu_stats[i])
+			pcpu_slot_free(s->cpu_stats[i]);
+		s->cpu_stats[i] = NULL;
+	}
+#endif
+}
+
 /* Set up a cache whose name, size, align, flags and ctor are filled in. */
 bool kmem_cache_open(struct kmem_cache *s)
 {
 	if (!calculate_sizes(s))
 		return false;
+	s->nr_cpu_slots = os_possible_cpus();
+	sheaf_prepare(s);
+	sheaf_setup(s);
 	set_min_partial(s);
 	set_cpu_partial(s);
 	s->populate_slabs = (unsigned int)slub_opt(populate_slabs);
-	s->nr_cpu_slots = os_possible_cpus();
 	/* Zeroed slots: an all-zero slot is a valid empty one (mutex included). */
 	s->cpu_slab = pcpu_slot_alloc(s->nr_cpu_slots);
 	if (!s->cpu_slab)
 		return false;
 #ifdef SLUB_STATS
-	s->cpu_stats = pcpu_slot_alloc(s->nr_cpu_slots);
-	if (!s->cpu_stats) {
-		pcpu_slot_free(s->cpu_slab);
-		return false;
+	for (int i = 0; i < SLAB_STAT_SLOTS; i++) {
+		s->cpu_stats[i] = pcpu_slot_alloc(s->nr_cpu_slots);
+		if (!s->cpu_stats[i]) {
+			free_cpu_slab(s);
+			return false;
+		}
 	}
 #endif
 	struct kmem_cache_node *n = &s->node[0];
 	pthread_mutex_init(&n->list_lock, NULL);
 	INIT_LIST_HEAD(&n->partial);
 	INIT_LIST_HEAD(&n->full);
+	pthread_mutex_init(&n->barn.lock, NULL);
+	INIT_LIST_HEAD(&n->barn.sheaves_full);
+	INIT_LIST_HEAD(&n->barn.sheaves_empty);
 	s->refcount = 1;
 	return true;
 }
 
-static void free_cpu_slab(struct kmem_cache *s)
-{
-	pcpu_slot_free(s->cpu_slab);
-	s->cpu_slab = NULL;
-#ifdef SLUB_STATS
-	pcpu_slot_free(s->cpu_stats);
-	s->cpu_stats = NULL;
-#endif
-}
 
 /*
  * Choose the per-CPU mechanism once, before any cache exists: rseq when
@@ -104,6 +115,7 @@ static void for_each_cache_lock(bool lock)
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 			os_mutex_hold(&cpu_slot(s, cpu)->lock, lock);
+		os_mutex_hold(&s->node[0].barn.lock, lock);
 		os_mutex_hold(&s->node[0].list_lock, lock);
 	}
 }
@@ -111,6 +123,7 @@ static void for_each_cache_lock(bool lock)
 void slab_fork_prepare(void)
 {
 	kmalloc_fork_lock(true);
+	sheaf_fork_lock(true);
 	pthread_mutex_lock(&slab_caches_lock);
 	pthread_mutex_lock(&slab_cpus.lock);
 	for_each_cache_lock(true);
@@ -123,6 +136,7 @@ void slab_fork_parent(void)
 	for_each_cache_lock(false);
 	pthread_mutex_unlock(&slab_cpus.lock);
 	pthread_mutex_unlock(&slab_caches_lock);
+	sheaf_fork_lock(false);
 	kmalloc_fork_lock(false);
 }
 
@@ -134,11 +148,13 @@ void slab_fork_child(void)
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 			pthread_mutex_init(&cpu_slot(s, cpu)->lock, NULL);
+		pthread_mutex_init(&s->node[0].barn.lock, NULL);
 		pthread_mutex_init(&s->node[0].list_lock, NULL);
 	}
 	pthread_mutex_init(&slab_cpus.lock, NULL);
 	pthread_mutex_init(&slab_caches_lock, NULL);
 	pcpu_fork_child();
+	sheaf_fork_child();
 	kmalloc_fork_child();
 	/*
 	 * Linux keeps the membarrier registration across fork(); register
@@ -171,7 +187,7 @@ static void slab_init(void)
 	strcpy(s->name, "kmem_cache");
 	s->object_size = sizeof(struct kmem_cache);
 	s->align = calculate_alignment(SLAB_HWCACHE_ALIGN, 0, s->object_size);
-	s->flags = SLAB_HWCACHE_ALIGN;
+	s->flags = SLAB_HWCACHE_ALIGN | __SLAB_NO_SHEAVES;	/* made before any sheaf cache can be */
 	if (!kmem_cache_open(s)) {
 		slub_report("cannot set up the kmem_cache cache: out of memory");
 		return;
@@ -356,11 +372,12 @@ static slab_flags_t drop_costly_debug(struct kmem_cache *s)
 	return s->flags & ~metadata;
 }
 
-static struct kmem_cache *create_cache(const char *name, unsigned int size, unsigned int align,
-				       slab_flags_t flags, unsigned int useroffset,
-				       unsigned int usersize, void (*ctor)(void *),
+static struct kmem_cache *create_cache(const char *name, unsigned int size,
+				       const struct kmem_cache_args *args, slab_flags_t flags,
 				       unsigned int max_order)
 {
+	unsigned int align = args->align, usersize = args->usersize;
+	void (*ctor)(void *) = args->ctor;
 	/* What slub_debug asks for this name: a cache it selects never merges. */
 	bool higher_order_off;
 	flags |= slub_debug_flags(name, &higher_order_off);
@@ -372,7 +389,8 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 		slub_report("kmem_cache_create(%s) inside slub_for_each_cache(): refused", name);
 		return NULL;
 	}
-	struct kmem_cache *s = usersize ? NULL :
+	/* A usercopy region or a sheaf capacity of its own is the cache's own. */
+	struct kmem_cache *s = usersize || args->sheaf_capacity ? NULL :
 			       merge_into_existing(name, size, align, flags, ctor, max_order);
 	if (s)
 		return s;
@@ -383,8 +401,11 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size, unsi
 	s->object_size = size;
 	s->flags = flags;
 	s->ctor = ctor;
-	s->useroffset = useroffset;
+	s->useroffset = args->useroffset;
 	s->usersize = usersize;
+	s->freeptr_offset = args->freeptr_offset;
+	s->use_freeptr_offset = args->use_freeptr_offset;
+	s->args_sheaf_capacity = args->sheaf_capacity;
 	s->max_order = max_order;
 	s->align = calculate_alignment(flags, align, size);
 	if (higher_order_off)
@@ -410,26 +431,43 @@ struct kmem_cache *__kmem_cache_create(const char *name, unsigned int size, unsi
 	 */
 	if ((flags & SLAB_KMALLOC) && !(size & (size - 1)) && size > align)
 		align = size;
-	return create_cache(name, size, align, flags, 0, 0, ctor, max_order);
+	struct kmem_cache_args args = { .align = align, .ctor = ctor };
+	return create_cache(name, size, &args, flags, max_order);
 }
 
-struct kmem_cache *kmem_cache_create_usercopy(const char *name, unsigned int size,
-					      unsigned int align, slab_flags_t flags,
-					      unsigned int useroffset, unsigned int usersize,
-					      void (*ctor)(void *))
+/* What the kernel refuses in kmem_cache_args, or NULL. */
+static const char *args_check(unsigned int size, const struct kmem_cache_args *args,
+			      slab_flags_t flags)
 {
+	if (args->use_freeptr_offset &&
+	    (!(flags & SLAB_TYPESAFE_BY_RCU) || args->freeptr_offset % sizeof(void *) ||
+	     args->freeptr_offset > size - sizeof(void *) || size < sizeof(void *)))
+		return "freeptr_offset: only a word-aligned field inside a SLAB_TYPESAFE_BY_RCU object";
+	if (args->sheaf_capacity > SHEAF_CAPACITY_MAX)
+		return "sheaf_capacity above " PCPU_STR(SHEAF_CAPACITY_MAX);
+	return NULL;
+}
+
+struct kmem_cache *kmem_cache_create_args(const char *name, unsigned int size,
+					  const struct kmem_cache_args *args, slab_flags_t flags)
+{
+	static const struct kmem_cache_args defaults;
+	struct kmem_cache_args a = args ? *args : defaults;
+
 	slab_ensure_init();
 	if (flags & SLAB_STORE_USER)
 		stack_trace_prime();	/* the program's call: a safe place to ready the unwinder */
-	const char *why = create_check(name, size, align, flags);
-	if (!why && (usersize > size || size - usersize < useroffset || (!usersize && useroffset))) {
+	const char *why = create_check(name, size, a.align, flags);
+	if (!why)
+		why = args_check(size, &a, flags);
+	if (!why && (a.usersize > size || size - a.usersize < a.useroffset ||
+		     (!a.usersize && a.useroffset))) {
 		/* As the kernel: warn, and make the cache without the region. */
 		slub_report("WARNING kmem_cache_create_usercopy(%s): region %u+%u outside the %u-byte object; ignored",
-			    name, useroffset, usersize, size);
-		useroffset = usersize = 0;
+			    name, a.useroffset, a.usersize, size);
+		a.useroffset = a.usersize = 0;
 	}
-	struct kmem_cache *s = why ? NULL : create_cache(name, size, align, flags, useroffset,
-							 usersize, ctor, 0);
+	struct kmem_cache *s = why ? NULL : create_cache(name, size, &a, flags, 0);
 	if (!s) {
 		slub_report("kmem_cache_create(%s) failed: %s", name ? name : "(null)",
 			    why ? why : "out of memory");
@@ -440,8 +478,20 @@ struct kmem_cache *kmem_cache_create_usercopy(const char *name, unsigned int siz
 	return s;
 }
 
-struct kmem_cache *kmem_cache_create(const char *name, unsigned int size, unsigned int align,
-				     slab_flags_t flags, void (*ctor)(void *))
+struct kmem_cache *kmem_cache_create_usercopy(const char *name, unsigned int size,
+					      unsigned int align, slab_flags_t flags,
+					      unsigned int useroffset, unsigned int usersize,
+					      void (*ctor)(void *))
+{
+	struct kmem_cache_args args = {
+		.align = align, .useroffset = useroffset, .usersize = usersize, .ctor = ctor,
+	};
+	return kmem_cache_create_args(name, size, &args, flags);
+}
+
+/* Parenthesised: slub.h makes the name a macro that picks this or the args form. */
+struct kmem_cache *(kmem_cache_create)(const char *name, unsigned int size, unsigned int align,
+				       slab_flags_t flags, void (*ctor)(void *))
 {
 	return kmem_cache_create_usercopy(name, size, align, flags, 0, 0, ctor);
 }

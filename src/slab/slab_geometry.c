@@ -138,11 +138,15 @@ bool calculate_sizes(struct kmem_cache *s)
 	s->inuse = size;
 
 	bool kmalloc_orig_size = (flags & SLAB_STORE_USER) && (flags & SLAB_KMALLOC);
-	if ((flags & (SLAB_TYPESAFE_BY_RCU | SLAB_POISON)) || s->ctor ||
+	bool rcu_inside = (flags & SLAB_TYPESAFE_BY_RCU) && s->use_freeptr_offset;
+	if (((flags & SLAB_TYPESAFE_BY_RCU) && !rcu_inside) || (flags & SLAB_POISON) || s->ctor ||
 	    ((flags & SLAB_RED_ZONE) && (s->object_size < sizeof(void *) || kmalloc_orig_size))) {
 		/* The object must stay intact while free: pointer after it. */
 		s->offset = size;
 		size += sizeof(void *);
+	} else if (rcu_inside) {
+		/* The creator named a field RCU readers may find overwritten. */
+		s->offset = s->freeptr_offset;
 	} else {
 		s->offset = (unsigned int)ALIGN_DOWN(s->object_size / 2, sizeof(void *));
 	}
@@ -193,13 +197,13 @@ void set_min_partial(struct kmem_cache *s)
 
 /*
  * How many objects the per-CPU partial lists may hold: fewer for big
- * objects.  Debug caches and slub_cpu_partial=0 keep none.
+ * objects.  Debug caches, caches with sheaves and slub_cpu_partial=0 keep none.
  */
 void set_cpu_partial(struct kmem_cache *s)
 {
 	unsigned int nr_objects;
 
-	if (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS))
+	if (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS) || s->sheaf_capacity)
 		nr_objects = 0;
 	else if (s->size >= PAGE_SIZE)
 		nr_objects = 6;

@@ -19,9 +19,9 @@
 
 bool slab_unmergeable(const struct kmem_cache *s)
 {
-	/* A region for usercopy checks, a ctor or debug metadata are per cache. */
+	/* A region for usercopy checks, a ctor, debug metadata, a sheaf capacity are per cache. */
 	return !slub_opt(slub_merge) || (s->flags & SLAB_NEVER_MERGE) || s->ctor || s->usersize ||
-	       s->refcount < 0;
+	       s->args_sheaf_capacity || s->refcount < 0;
 }
 
 /*

@@ -62,12 +62,12 @@ bool slab_stat_show(struct kmem_cache *s, const char *attr, char *buf, size_t le
 		return false;
 	unsigned long sum = 0;
 	for_each_stat_cpu(cpu, s)
-		sum += READ_ONCE(slab_stat_slot(s, cpu)[si]);
+		sum += READ_ONCE(*slab_stat_counter(s, cpu, (enum stat_item)si));
 	size_t n = 0;
 	int w = snprintf(buf, len, "%lu", sum);
 	n += w > 0 ? (size_t)w : 0;
 	for_each_stat_cpu(cpu, s) {
-		unsigned int x = READ_ONCE(slab_stat_slot(s, cpu)[si]);
+		unsigned int x = READ_ONCE(*slab_stat_counter(s, cpu, (enum stat_item)si));
 		if (!x)
 			continue;
 		w = snprintf(n < len ? buf + n : NULL, n < len ? len - n : 0, " C%u=%u", cpu, x);
@@ -89,7 +89,7 @@ bool slab_stat_store(struct kmem_cache *s, const char *attr, const char *text, i
 		return true;
 	}
 	for_each_stat_cpu(cpu, s)
-		WRITE_ONCE(slab_stat_slot(s, cpu)[si], 0);
+		WRITE_ONCE(*slab_stat_counter(s, cpu, (enum stat_item)si), 0);
 	*err = 0;
 	return true;
 }

@@ -40,7 +40,21 @@
 	X(CPU_PARTIAL_ALLOC, "cpu_partial_alloc")                    \
 	X(CPU_PARTIAL_FREE, "cpu_partial_free")                      \
 	X(CPU_PARTIAL_NODE, "cpu_partial_node")                      \
-	X(CPU_PARTIAL_DRAIN, "cpu_partial_drain")
+	X(CPU_PARTIAL_DRAIN, "cpu_partial_drain")                    \
+	X(ALLOC_PCS, "alloc_cpu_sheaf")                              \
+	X(FREE_PCS, "free_cpu_sheaf")                                \
+	X(SHEAF_SWAP, "sheaf_swap")                                  \
+	X(SHEAF_FLUSH, "sheaf_flush")                                \
+	X(SHEAF_REFILL, "sheaf_refill")                              \
+	X(SHEAF_ALLOC, "sheaf_alloc")                                \
+	X(SHEAF_FREE, "sheaf_free")                                  \
+	X(BARN_GET, "barn_get")                                      \
+	X(BARN_GET_FAIL, "barn_get_fail")                            \
+	X(BARN_PUT, "barn_put")                                      \
+	X(BARN_PUT_FAIL, "barn_put_fail")
+
+/* Percpu slots the counters take (128 bytes each: 32 counters). */
+#define SLAB_STAT_SLOTS 2
 
 enum stat_item {
 #define X(item, name) item,

@@ -152,10 +152,10 @@ struct rows {
 	bool internal;	/* the allocator's own caches too */
 };
 
-/* The allocator's own: the boot cache that holds the caches' descriptors. */
+/* The allocator's own: the boot cache that holds the caches' descriptors, and the sheaves' caches. */
 static bool internal_cache(const struct kmem_cache *s)
 {
-	return !strcmp(s->name, "kmem_cache");
+	return s->refcount < 0;
 }
 
 static void count_row(struct kmem_cache *s, void *arg)
@@ -186,8 +186,10 @@ static void cache_row(struct kmem_cache *s, void *arg)
 	r->slabs = c.slabs;
 	r->partial = c.partial;
 	r->counted = c.has_stats;
-	r->allocs = c.stat[ALLOC_FASTPATH] + c.stat[ALLOC_SLOWPATH];
-	r->frees = c.stat[FREE_FASTPATH] + c.stat[FREE_SLOWPATH];
+	/* With sheaves every object comes from or goes to a sheaf; slow paths only count entries. */
+	bool sheaves = READ_ONCE(s->sheaf_capacity) != 0;
+	r->allocs = c.stat[ALLOC_FASTPATH] + c.stat[ALLOC_PCS] + (sheaves ? 0 : c.stat[ALLOC_SLOWPATH]);
+	r->frees = c.stat[FREE_FASTPATH] + c.stat[FREE_PCS] + (sheaves ? 0 : c.stat[FREE_SLOWPATH]);
 	memcpy(r->stat, c.stat, sizeof(r->stat));
 }
 

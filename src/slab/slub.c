@@ -27,7 +27,8 @@
 #include "base/report.h"
 
 /*
- * While the process has one thread (os_single_threaded), nothing else can
+ * slab_lock() and slab_unlock() (slab.h): while the process has one
+ * thread (os_single_threaded), nothing else can
  * touch a slab's freelist, a CPU slot or a partial list: the hot slow paths
  * then take neither c->lock nor list_lock, and change freelist+counters and
  * the retired slot's freelist with plain loads and stores, as glibc's
@@ -46,18 +47,6 @@
  * thread made with a raw clone() that then allocates is not supported:
  * glibc does not know of it, so neither do we.
  */
-static inline void slab_lock(pthread_mutex_t *m)
-{
-	if (!os_single_threaded())
-		pthread_mutex_lock(m);
-}
-
-static inline void slab_unlock(pthread_mutex_t *m)
-{
-	if (!os_single_threaded())
-		pthread_mutex_unlock(m);
-}
-
 static void free_to_slab(struct kmem_cache *s, struct slab *slab, void *object);
 
 static bool slab_update_freelist(struct kmem_cache *s, struct slab *slab, void *old_freelist,
@@ -432,7 +421,7 @@ static void put_partials(struct kmem_cache *s, struct slab *list)
  * first lock (one test afterwards), so that every walk of the slots (fork,
  * flush, validation, figures) sees each slot ever locked, and only those.
  */
-static struct kmem_cache_cpu *lock_this_cpu_slot(struct kmem_cache *s, unsigned int *cpup)
+struct kmem_cache_cpu *slab_lock_cpu_slot(struct kmem_cache *s, unsigned int *cpup)
 {
 	unsigned int cpu = this_cpu_slot(s);
 	os_cpu_use(&slab_cpus, cpu);
@@ -446,7 +435,7 @@ static struct kmem_cache_cpu *lock_this_cpu_slot(struct kmem_cache *s, unsigned 
 /* A slab that was full got a free object: keep it on this CPU's partial list. */
 static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
 {
-	struct kmem_cache_cpu *c = lock_this_cpu_slot(s, NULL);
+	struct kmem_cache_cpu *c = slab_lock_cpu_slot(s, NULL);
 	struct slab *flush = NULL;
 
 	if (c->nr_partial >= READ_ONCE(s->cpu_partial_slabs)) {
@@ -573,11 +562,19 @@ static void flush_slot(struct kmem_cache *s, unsigned int cpu)
 		put_partials(s, partial);
 }
 
+/* Every CPU's slabs, or sheaves and then the barn's, back to the node. */
 void kmem_cache_flush_all(struct kmem_cache *s)
 {
 	slub_fork_handlers_check();
-	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
-		flush_slot(s, cpu);
+	bool sheaves = READ_ONCE(s->sheaf_capacity) != 0;
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
+		if (sheaves)
+			sheaf_flush_cpu(s, cpu);
+		else
+			flush_slot(s, cpu);
+	}
+	if (sheaves)
+		sheaf_flush_barn(s);
 }
 
 /* ---- the cmpxchg16b fast paths --------------------------------------------------- */
@@ -616,17 +613,25 @@ static inline void *alloc_fast_cas(struct kmem_cache *s)
  */
 void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
-	/* A debug cache has no cpu slab: the inline pop never finds an object. */
-	if (kmem_cache_debug(s))
-		return debug_slab_alloc(s, gfp, node, 0);
-	if (!object && !slub_percpu_rseq)
-		object = alloc_fast_cas(s);
-	if (object) {
-		stat(s, ALLOC_FASTPATH);	/* the rseq pop's, or the CAS's */
-	} else {
-		object = __slab_alloc(s, gfp, node);
+	if (!object && s->sheaf_capacity) {
+		/* Never a debug cache's (sheaf.c; with or without rseq). */
+		object = sheaf_alloc(s, gfp, node);
 		if (!object)
 			return NULL;
+	} else {
+		/* A debug cache has no cpu slab: the inline pop never finds an object. */
+		if (kmem_cache_debug(s))
+			return debug_slab_alloc(s, gfp, node, 0);
+		if (!object && !slub_percpu_rseq)
+			object = alloc_fast_cas(s);
+		if (object) {
+			/* The rseq pop's (a sheaf's, if the cache has them), or the CAS's. */
+			stat(s, s->sheaf_capacity ? ALLOC_PCS : ALLOC_FASTPATH);
+		} else {
+			object = __slab_alloc(s, gfp, node);
+			if (!object)
+				return NULL;
+		}
 	}
 	if (gfp & __GFP_ZERO)
 		slab_zero_object(s, object);
@@ -647,6 +652,10 @@ void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size)
  */
 void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 {
+	if (s->sheaf_capacity) {
+		sheaf_free(s, slab, object);
+		return;
+	}
 	if (slub_percpu_rseq) {
 		__slab_free(s, slab, object);
 		return;
@@ -794,7 +803,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 
 	stat(s, ALLOC_SLOWPATH);
 again:
-	c = lock_this_cpu_slot(s, &cpu);
+	c = slab_lock_cpu_slot(s, &cpu);
 	if (unlikely(kmem_cache_debug(s))) {	/* switched on meanwhile (slab_set_debug) */
 		slab_unlock(&c->lock);
 		return debug_slab_alloc(s, gfp, node, 0);
@@ -842,7 +851,7 @@ again:
 		slab->counters = cnt.counters;
 
 		/* Maybe on another CPU by now; that slot may have a slab again. */
-		c = lock_this_cpu_slot(s, &cpu);
+		c = slab_lock_cpu_slot(s, &cpu);
 		void *old_freelist = retire_slot(c, cpu, &tid);
 		if (c->slab)
 			deactivate_slab(s, c->slab, old_freelist);
@@ -859,14 +868,17 @@ load:
 /* ---- frees outside the cpu slab ----------------------------------------------------- */
 
 /*
- * Free @object to its slab's own freelist with a CAS, no queue.  A full slab
+ * Free the chain @head .. @tail of @cnt objects (linked already, or one
+ * object) to its slab's own freelist with a CAS, no queue.  A full slab
  * that gets its first free object goes to this CPU's partial list (or the
  * node's); an empty one beyond min_partial goes back to the page allocator.
- * @check: whether @object's word is still to be checked (object_looks_free);
- * inlined in both ways, so that the common one, __slab_free, is one call.
+ * @check: whether the one object's word is still to be checked
+ * (object_looks_free); inlined for each use, so that the common one,
+ * __slab_free, is one call and a single object's chain costs nothing.
  */
 static __attribute__((always_inline)) inline void
-do_slab_free(struct kmem_cache *s, struct slab *slab, void *object, bool check)
+do_slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail, unsigned int cnt,
+	     bool check)
 {
 	struct kmem_cache_node *n = get_node(s);
 	bool locked = false, on_node_partial = false, was_full;
@@ -874,8 +886,8 @@ do_slab_free(struct kmem_cache *s, struct slab *slab, void *object, bool check)
 	void *prior;
 	union slab_counters old, new;
 
-	if (check && unlikely(object_looks_free(s, object))) {
-		slab_free_suspect(s, slab, object);
+	if (check && unlikely(object_looks_free(s, head))) {
+		slab_free_suspect(s, slab, head);
 		return;
 	}
 	stat(s, FREE_SLOWPATH);
@@ -896,12 +908,12 @@ do_slab_free(struct kmem_cache *s, struct slab *slab, void *object, bool check)
 		 */
 		if (unlikely(__atomic_load_n(&slab->slab_cache, __ATOMIC_ACQUIRE) != s)) {
 			slub_report("BUG %s: object %p freed again after its slab went back (double free); ignored",
-				    s->name, object);
+				    s->name, head);
 			return;
 		}
-		set_freepointer(s, object, prior);
+		set_freepointer(s, tail, prior);
 		new = old;
-		new.inuse--;
+		new.inuse -= cnt;
 		was_full = !prior && old.built == old.objects;
 		if ((!new.inuse || was_full) && !old.frozen &&
 		    (!cpu_partial || !was_full)) {
@@ -909,7 +921,7 @@ do_slab_free(struct kmem_cache *s, struct slab *slab, void *object, bool check)
 			slab_lock(&n->list_lock);
 			locked = true;
 		}
-		if (slab_update_freelist(s, slab, prior, old.counters, object, new.counters))
+		if (slab_update_freelist(s, slab, prior, old.counters, head, new.counters))
 			break;
 	}
 	if (locked)
@@ -950,13 +962,13 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 		debug_slab_free(s, slab, object);
 		return;
 	}
-	do_slab_free(s, slab, object, true);
+	do_slab_free(s, slab, object, object, 1, true);
 }
 
 /* A free whose object's word was checked already. */
 static __noinline void free_to_slab(struct kmem_cache *s, struct slab *slab, void *object)
 {
-	do_slab_free(s, slab, object, false);
+	do_slab_free(s, slab, object, object, 1, false);
 }
 
 /* Is @object on the freelist that starts at @p, a freelist of @slab? */
@@ -977,7 +989,7 @@ static bool freelist_holds(struct kmem_cache *s, struct slab *slab, void *p, voi
 /*
  * Is @object free already?  A slab's free objects are on at most two
  * lists: its own and, if it is a cpu slab, that CPU's lockless one, which
- * only its CPU may walk.  So hold every slot of the cache (in the fork
+ * only its CPU may walk; or, with sheaves, on its own list or in a sheaf.  So hold every slot of the cache (in the fork
  * handlers' order: the set of used slots, the slots, the node), which
  * stops every change of which list a slab's objects are on (taking a
  * freelist, freezing, unfreezing and discarding all happen under one of
@@ -994,8 +1006,11 @@ static bool object_is_free(struct kmem_cache *s, struct slab *slab, void *object
 	pthread_mutex_lock(&slab_cpus.lock);
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 		pthread_mutex_lock(&cpu_slot(s, cpu)->lock);
+	/* Parked in a sheaf: the barn's lock comes before the list lock. */
+	if (READ_ONCE(s->sheaf_capacity))
+		found = sheaf_holds(s, object);
 	pthread_mutex_lock(&n->list_lock);
-	if (__atomic_load_n(&slab->slab_cache, __ATOMIC_ACQUIRE) == s) {
+	if (!found && __atomic_load_n(&slab->slab_cache, __ATOMIC_ACQUIRE) == s) {
 		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 			struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 			if (c->slab != slab)
@@ -1025,6 +1040,128 @@ void slab_free_suspect(struct kmem_cache *s, struct slab *slab, void *object)
 	}
 	/* Program data that looks like an encoded pointer: a free after all. */
 	free_to_slab(s, slab, object);
+}
+
+/* ---- bulk, for the sheaves (sheaf.c) ------------------------------------------------- */
+
+/*
+ * Take up to @max free objects of @slab, a partial slab (list_lock held),
+ * into @p.  Only a list_lock holder takes objects from the slab of a cache
+ * with sheaves (its slabs are never frozen); other threads only push frees
+ * on the slab's freelist, so the chain below the head we read is ours to
+ * walk, and a push meanwhile fails the CAS.  An empty freelist with
+ * unlinked objects links the next page of them first (its faults come
+ * under the list lock, once a page).  A corrupt free pointer is reported
+ * and the freelist cut there; what was after it stays counted in use.
+ */
+static unsigned int take_objects(struct kmem_cache *s, struct slab *slab, void **p,
+				 unsigned int max)
+{
+	for (;;) {
+		void *head = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
+		union slab_counters old = read_counters(slab), new = old;
+		if (!head) {
+			if (old.built == old.objects)
+				return 0;
+			new.built = build_end(s, old.built, old.objects);
+			void *first = link_objects(s, slab, old.built, new.built);
+			slab_update_freelist(s, slab, NULL, old.counters, first, new.counters);
+			continue;	/* lost to a free: the page stays unclaimed */
+		}
+		unsigned int k = 0;
+		void *next = head;
+		bool cut = false;
+		while (next && k < max) {
+			void *object = next;
+			p[k++] = object;
+			next = get_freepointer(s, object);
+			if (unlikely(next && !slab_object_valid(s, slab, next))) {
+				slab_corrupt_freepointer(s, slab, object, next);
+				next = NULL;
+				cut = true;
+			}
+		}
+		new.inuse = cut ? new.built : new.inuse + k;
+		if (slab_update_freelist(s, slab, head, old.counters, next, new.counters))
+			return k;
+	}
+}
+
+/*
+ * Refill: up to @max objects from the node's partial slabs into @p, the
+ * first slabs first (shrink sorts the fullest there); a slab left with no
+ * free object leaves the list, as a full slab is on none.  Returns the count.
+ */
+unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max)
+{
+	struct kmem_cache_node *n = get_node(s);
+	unsigned int got = 0;
+
+	if (!READ_ONCE(n->nr_partial))
+		return 0;
+	slab_lock(&n->list_lock);
+	while (got < max && !list_empty(&n->partial)) {
+		struct slab *slab = list_first_entry(&n->partial, struct slab, lru);
+		got += take_objects(s, slab, p + got, max - got);
+		union slab_counters c = read_counters(slab);
+		if (!__atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE) && c.built == c.objects)
+			remove_partial(n, slab);
+	}
+	slab_unlock(&n->list_lock);
+	if (got)
+		stat(s, ALLOC_FROM_PARTIAL);
+	return got;
+}
+
+/* A new slab at the head of the node's partial list, for the next refill. */
+bool slab_new_partial(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	struct kmem_cache_node *n = get_node(s);
+	struct slab *slab = allocate_slab(s, gfp, node);
+	if (unlikely(!slab)) {
+		slab_out_of_memory(s, gfp);
+		errno = ENOMEM;
+		return false;
+	}
+	stat(s, ALLOC_SLAB);
+	slab_lock(&n->list_lock);
+	add_partial(n, slab, false);
+	slab_unlock(&n->list_lock);
+	return true;
+}
+
+/* The chain of a bulk free: a call of its own, do_slab_free inlined once more. */
+static __noinline void free_chain_to_slab(struct kmem_cache *s, struct slab *slab, void *head,
+					  void *tail, unsigned int cnt)
+{
+	do_slab_free(s, slab, head, tail, cnt, false);
+}
+
+/*
+ * Flush: free @nr objects of @s, checked already, to their slabs, grouped:
+ * the objects of one slab are linked into one chain and freed with one
+ * CAS.  @p is reordered.  A slab's extent is one lookup; the rest of the
+ * array is compared against it, so a sheaf of objects from k slabs costs
+ * k passes over it.
+ */
+void slab_free_bulk(struct kmem_cache *s, void **p, unsigned int nr)
+{
+	while (nr) {
+		void *tail = p[--nr], *head = tail;
+		struct slab *slab = virt_to_slab(tail);
+		uintptr_t start = (uintptr_t)slab_address(slab);
+		size_t len = PAGE_SIZE << slab->order;
+		unsigned int cnt = 1;
+		for (unsigned int i = nr; i-- > 0;) {
+			if ((uintptr_t)p[i] - start >= len)
+				continue;
+			set_freepointer(s, p[i], head);
+			head = p[i];
+			cnt++;
+			p[i] = p[--nr];
+		}
+		free_chain_to_slab(s, slab, head, tail, cnt);
+	}
 }
 
 /* ---- shrinking and teardown ---------------------------------------------------------- */
@@ -1074,6 +1211,7 @@ int __kmem_cache_shrink(struct kmem_cache *s)
  */
 unsigned long __kmem_cache_release(struct kmem_cache *s)
 {
+	sheaf_teardown(s);	/* every sheaf flushed and given back */
 	__kmem_cache_shrink(s);
 	return READ_ONCE(get_node(s)->nr_slabs);
 }
@@ -1135,6 +1273,8 @@ unsigned long slab_validate_cache(struct kmem_cache *s)
 	if (kmem_cache_debug(s))
 		return debug_validate_cache(s);
 
+	if (READ_ONCE(s->sheaf_capacity))
+		errors += sheaf_validate(s);
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		pthread_mutex_lock(&c->lock);
@@ -1184,12 +1324,14 @@ unsigned long slab_validate_cache(struct kmem_cache *s)
 /*
  * As the kernel's slabinfo counts them: objects free on partial slabs (the
  * node's and the CPUs') are inactive; a cpu slab counts as wholly active,
- * since its free objects sit on a lockless list nobody may walk.
+ * since its free objects sit on a lockless list nobody may walk.  Unlike
+ * the kernel's, objects parked in sheaves are inactive too: counted per
+ * sheaf, not per object (sheaf_parked()).
  */
 void slab_get_info(struct kmem_cache *s, struct slab_info *info)
 {
 	struct kmem_cache_node *n = get_node(s);
-	unsigned long free = 0, partial = 0;
+	unsigned long free = READ_ONCE(s->sheaf_capacity) ? sheaf_parked(s) : 0, partial = 0;
 	struct list_head *pos;
 
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {

@@ -400,10 +400,16 @@ int slab_set_debug(struct kmem_cache *s, slab_flags_t flag, bool on)
 			s->min = laid_out.min;
 			s->allocflags = laid_out.allocflags;
 			WRITE_ONCE(s->flags, laid_out.flags);
+			/* Sheaves off with debug on (the slots' empty sheaves go below), back with it off. */
+			sheaf_setup(s);
+			if (!s->sheaf_capacity)
+				sheaf_retire_all(s);
 			set_min_partial(s);
 			set_cpu_partial(s);
 		}
 	}
 	hold_cache(s, false);
+	if (!ret && !s->sheaf_capacity)
+		sheaf_teardown(s);
 	return ret;
 }

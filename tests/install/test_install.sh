@@ -63,6 +63,20 @@ LD_LIBRARY_PATH=$prefix/lib "$work/c_shared" || fail "pkg-config shared consumer
 "$cc" -o "$work/c_malloc" "$src/tests/install/consumer/malloc_consumer.c" $(pkg-config --cflags --libs slub-malloc)
 LD_LIBRARY_PATH=$prefix/lib "$work/c_malloc" || fail "pkg-config slub-malloc consumer: malloc is not libslub's"
 
+# A C++ consumer: slub.h's kmem_cache_create() overloads in place of C's _Generic.
+case $(basename "$cc") in
+  *clang*) cxx=${cc/clang/clang++} ;;
+  *gcc*) cxx=${cc/gcc/g++} ;;
+  *) cxx=c++ ;;
+esac
+if command -v "$cxx" >/dev/null; then
+  "$cxx" -Wall -Wextra -Werror -o "$work/cxx" "$src/tests/install/consumer/consumer_cxx.cc" \
+    $(pkg-config --cflags --libs slub)
+  LD_LIBRARY_PATH=$prefix/lib "$work/cxx" || fail "C++ consumer failed"
+else
+  echo "test_install: no C++ compiler ($cxx): C++ consumer not built"
+fi
+
 # find_package(slub) -> slub::slub and slub::slub_static.
 cmake -S "$src/tests/install/consumer" -B "$work/cm" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_C_COMPILER="$cc" >/dev/null

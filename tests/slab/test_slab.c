@@ -254,6 +254,68 @@ static void destroy_recreate_returns_memory(void)
 	CHECK_EQ(slub_errors(), 1 + 101);	/* the __GFP_ZERO warning and the destroy report */
 }
 
+/*
+ * kmem_cache_create() in both forms (slub.h's _Generic), and what the
+ * args form adds: a free pointer inside an RCU object, a sheaf capacity.
+ */
+static void create_args(void)
+{
+	ctor_calls = 0;
+	struct kmem_cache_args args = { .align = 128, .ctor = thing_ctor };
+	struct kmem_cache *s = kmem_cache_create("args", sizeof(struct thing), &args, 0);
+	CHECK(s != NULL);
+	struct thing *t = kmem_cache_alloc(s, GFP_KERNEL);
+	CHECK(((uintptr_t)t & 127) == 0 && t->magic == MAGIC && ctor_calls > 0);
+	kmem_cache_free(s, t);
+	kmem_cache_destroy(s);
+	/* NULL: the defaults; a const pointer too; the function itself. */
+	s = kmem_cache_create("args-null", 24, NULL, SLAB_NO_MERGE);
+	CHECK(s != NULL && s->align == ARCH_SLAB_MINALIGN && !s->ctor);
+	kmem_cache_destroy(s);
+	const struct kmem_cache_args cargs = { .usersize = 8, .useroffset = 8 };
+	s = kmem_cache_create("args-const", 32, &cargs, 0);
+	CHECK(s != NULL && s->usersize == 8 && s->useroffset == 8);
+	kmem_cache_destroy(s);
+	s = kmem_cache_create_args("args-fn", 40, NULL, SLAB_NO_MERGE);
+	CHECK(s != NULL && s->object_size == 40);
+	kmem_cache_destroy(s);
+
+	/* The free pointer in the RCU object's own field: no word after it. */
+	struct kmem_cache_args rcu = { .freeptr_offset = 16, .use_freeptr_offset = true };
+	s = kmem_cache_create("args-rcu", 48, &rcu, SLAB_TYPESAFE_BY_RCU);
+	CHECK(s != NULL && s->offset == 16 && s->size == 48);
+	struct kmem_cache *plain = kmem_cache_create("args-rcu-plain", 48, 0, SLAB_TYPESAFE_BY_RCU, NULL);
+	CHECK(plain != NULL && plain->offset == 48 && plain->size == 56);
+	enum { N = 300 };
+	static void *obj[N];
+	for (int i = 0; i < N; i++) {
+		obj[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		memset(obj[i], 0x11, 48);
+	}
+	for (int i = 0; i < N; i++)
+		kmem_cache_free(s, obj[i]);
+	CHECK_EQ(slab_validate_cache(s), 0);
+	kmem_cache_destroy(s);
+	kmem_cache_destroy(plain);
+	/* What the kernel refuses: outside RCU, misaligned, past the object. */
+	EXPECT_REPORT(kmem_cache_create("args-bad", 48, &rcu, 0), "freeptr_offset");
+	rcu.freeptr_offset = 12;
+	EXPECT_REPORT(kmem_cache_create("args-bad", 48, &rcu, SLAB_TYPESAFE_BY_RCU), "freeptr_offset");
+	rcu.freeptr_offset = 48;
+	EXPECT_REPORT(kmem_cache_create("args-bad", 48, &rcu, SLAB_TYPESAFE_BY_RCU), "freeptr_offset");
+	CHECK_EQ(errno, EINVAL);
+
+	/* A capacity of its own keeps a cache from merging; too large a one is refused. */
+	struct kmem_cache_args sheaf = { .sheaf_capacity = 16 };
+	struct kmem_cache *a = kmem_cache_create("args-sheaf", 64, &sheaf, 0);
+	struct kmem_cache *b = kmem_cache_create("args-sheaf-plain", 64, 0, 0, NULL);
+	CHECK(a != NULL && b != NULL && a != b && a->sheaf_capacity == 16);
+	kmem_cache_destroy(a);
+	kmem_cache_destroy(b);
+	sheaf.sheaf_capacity = SHEAF_CAPACITY_MAX + 1;
+	EXPECT_REPORT(kmem_cache_create("args-sheaf-big", 64, &sheaf, 0), "sheaf_capacity");
+}
+
 static void bad_input(void)
 {
 	CHECK(kmem_cache_create(NULL, 8, 0, 0, NULL) == NULL);
@@ -671,6 +733,7 @@ int main(void)
 	RUN(alignment_and_zeroing);
 	RUN(bulk);
 	RUN(destroy_recreate_returns_memory);
+	RUN(create_args);
 	RUN(bad_input);
 	RUN(slab_spans_two_descriptors);
 	RUN(frees_of_the_memory_map);
