@@ -30,6 +30,9 @@ allocators=(libslub glibc)
 for p in jemalloc tcmalloc mimalloc; do [ -e "${preload[$p]}" ] && allocators+=("$p"); done
 peers=("${allocators[@]:1}")
 contenders=(libslub glibc-again)	# each against the best of the peers
+# SHEAVES=N: libslub on sheaves of N objects too (slub-sheaves), against its default.
+sheaves=${SHEAVES:-0}
+[ "$sheaves" != 0 ] && preload[slub-sheaves]=$slub
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -73,13 +76,16 @@ cmds[gcc]="for f in slab/slub page/page_alloc slab/kmalloc malloc/malloc slab/sl
 
 declare -A best_t peak_r round_t round_r
 order=("${allocators[@]}" glibc-again)
+[ "$sheaves" != 0 ] && order+=(slub-sheaves)
 for r in $(seq "$rounds"); do
   for prog in "${programs[@]}"; do
     # Each round starts with another allocator: no one always runs first.
     for i in "${!order[@]}"; do
       a=${order[$(((i + r - 1) % ${#order[@]}))]}
       # A program that fails stops the run, loudly: its figures would mean nothing.
-      if ! line=$(LD_PRELOAD=${preload[$a]} "$runstat" bash -c "${cmds[$prog]}" 2>&1 >/dev/null | tail -3); then
+      opts=${SLUB_OPTIONS:-}
+      [ "$a" = slub-sheaves ] && opts=slub_sheaves=$sheaves
+      if ! line=$(SLUB_OPTIONS=$opts LD_PRELOAD=${preload[$a]} "$runstat" bash -c "${cmds[$prog]}" 2>&1 >/dev/null | tail -3); then
         echo "run_programs.sh: $prog failed under $a: $line" >&2
         exit 1
       fi
@@ -137,6 +143,13 @@ awk -v t="${tlog[libslub]}" -v r="${rlog[libslub]}" -v n="$n" \
   'BEGIN{printf "geometric mean: time %.3f, peak RSS %.3f (libslub / best peer of each program; below 1: libslub wins)\n", exp(t/n), exp(r/n)}'
 awk -v t="${tlog[glibc-again]}" -v r="${rlog[glibc-again]}" -v n="$n" \
   'BEGIN{printf "calibration: glibc run again as a contender scores time %.3f, peak RSS %.3f (the noise floor of this method)\n", exp(t/n), exp(r/n)}'
+if [ "$sheaves" != 0 ]; then
+  for prog in "${programs[@]}"; do
+    echo "$prog ${best_t[$prog/slub-sheaves]} ${best_t[$prog/libslub]} ${peak_r[$prog/slub-sheaves]} ${peak_r[$prog/libslub]}"
+  done | awk -v n="$sheaves" '{t += log($2 / $3); r += log($4 / $5); k++
+      printf "  %-12s time %.3f, peak RSS %.3f\n", $1, $2 / $3, $4 / $5}
+    END {printf "sheaves (slub_sheaves=%d) over the unqueued default: geometric mean time %.3f, peak RSS %.3f\n", n, exp(t / k), exp(r / k)}'
+fi
 # Paired: libslub against glibc run next to it in the same round, the
 # median over rounds per program, then the geometric mean; drift between
 # rounds cancels, and no best-of-several-peers favours the peers.

@@ -10,7 +10,8 @@
 #   programs  suite_programs.sh  real programs and redis
 # Writes bench/results/<date>-<commit>/: raw.tsv (every measurement),
 # <group>.md (the tables), <group>-<metric>.png (the plots), machine.md.
-# QUICK=1: one round and a tenth of the work, a smoke test.  BENCH_GROUPS="micro
+# SHEAVES=N (default 32): libslub on sheaves of N objects runs too, as
+# slub-sheaves (0: not).  QUICK=1: one round and a tenth of the work, a smoke test.  BENCH_GROUPS="micro
 # threads" runs only those.  A measurement is never a test: failures are
 # logged to errors.log and the suite goes on.
 set -uo pipefail
@@ -34,6 +35,14 @@ raw=$out_dir/raw.tsv
 . "$src/bench/peers.sh"
 . "$src/bench/suite_lib.sh"
 peers="${names[*]:1}"
+# libslub again on sheaves (slub_sheaves=N, the kernel 7.0's per-CPU design)
+# beside its unqueued default: a contender, not a peer.  SHEAVES=0: not run.
+export SHEAVES=${SHEAVES:-32}
+if [ "$SHEAVES" != 0 ]; then
+  preload[slub-sheaves]=${preload[libslub]}
+  alloc_options[slub-sheaves]=slub_sheaves=$SHEAVES
+  names+=(slub-sheaves)
+fi
 "$src/bench/suite_machine.sh" >"$out_dir/machine.md"
 
 declare -A about=(

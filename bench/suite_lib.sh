@@ -43,8 +43,10 @@ interleave() {
   done
 }
 
+declare -A alloc_options	# SLUB_OPTIONS of a libslub variant (slub-sheaves)
+
 preloaded() {	# preloaded ALLOC CMD...: CMD with ALLOC's library preloaded
   local a=$1
   shift
-  LD_PRELOAD=${preload[$a]} "$@"
+  SLUB_OPTIONS=${alloc_options[$a]:-${SLUB_OPTIONS:-}} LD_PRELOAD=${preload[$a]} "$@"
 }

@@ -44,7 +44,7 @@ callgrind_ir() {	# callgrind_ir PRELOAD CMD...: instructions per pair in `measur
   shift
   f=$(mktemp)
   # The pairs bench_micro measured (it may cap them): its second number.
-  pairs=$(LD_PRELOAD=$pre valgrind --tool=callgrind --callgrind-out-file="$f" --collect-atstart=no \
+  pairs=$(SLUB_OPTIONS=${ir_options:-${SLUB_OPTIONS:-}} LD_PRELOAD=$pre valgrind --tool=callgrind --callgrind-out-file="$f" --collect-atstart=no \
     --toggle-collect=measured "$@" 2>/dev/null | awk '{print $2}') &&
     awk -v n="$pairs" '/^(summary|totals):/ {t=$2} END {if (t && n) printf "%.1f\n", t / n}' "$f"
   rm -f "$f"
@@ -58,12 +58,16 @@ if command -v valgrind >/dev/null; then
     [ "$p" -ge "$n" ] || p=$n
     case $1 in
       slub-rseq) callgrind_ir "$count_build/libslub-malloc.so" "$build/bench/bench_micro" "$s" "$n" "$p" ;;
+      slub-rseq-sheaves) ir_options=slub_sheaves=$SHEAVES \
+        callgrind_ir "$count_build/libslub-malloc.so" "$build/bench/bench_micro" "$s" "$n" "$p" ;;
       slub-cache) callgrind_ir "" "$count_build/bench/bench_micro_slab" "$s" "$n" "$p" cache ;;
       slub-kmalloc) callgrind_ir "" "$count_build/bench/bench_micro_slab" "$s" "$n" "$p" kmalloc ;;
-      *) callgrind_ir "${preload[$1]}" "$build/bench/bench_micro" "$s" "$n" "$p" ;;
+      *) ir_options=${alloc_options[$1]:-} \
+        callgrind_ir "${preload[$1]}" "$build/bench/bench_micro" "$s" "$n" "$p" ;;
     esac
   }
   ir_allocs=("${names[@]}")
   [ -e "$count_build/libslub-malloc.so" ] && ir_allocs+=(slub-rseq slub-cache slub-kmalloc)
+  [ -e "$count_build/libslub-malloc.so" ] && [ "$SHEAVES" != 0 ] && ir_allocs+=(slub-rseq-sheaves)
   rounds=1 interleave micro pair low Ir "${ir_allocs[@]}"
 fi
