@@ -26,6 +26,7 @@
 #include "malloc/malloc_classes.h"
 #include "malloc/malloc_debug.h"
 #include "malloc/malloc_extents.h"
+#include "slab/sheaf.h"
 #include "slab/slab_debug.h"
 #include "base/os.h"
 #include "base/report.h"
@@ -110,6 +111,9 @@ static void *malloc_aligned(size_t align, size_t size)
 	/* Extents start on a page; a debug extent's header needs the alignment. */
 	return extent_alloc(size, align, MALLOC_GFP);
 }
+
+/* The kmalloc caches are malloc's here: sheaves by default (slub_malloc_sheaves). */
+const bool slub_malloc_library = true;
 
 static bool is_pow2(size_t x)
 {

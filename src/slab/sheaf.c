@@ -97,12 +97,18 @@ void sheaf_fork_child(void)
 	pthread_mutex_init(&sheaf_caches_lock, NULL);
 }
 
-/* What slub_sheaves and kmem_cache_args ask of @s, debug flags aside. */
+/* What kmem_cache_args, slub_sheaves and slub_malloc_sheaves ask of @s, debug flags aside. */
 static unsigned int capacity_wanted(const struct kmem_cache *s)
 {
 	if (s->flags & __SLAB_NO_SHEAVES)
 		return 0;
-	return s->args_sheaf_capacity ? s->args_sheaf_capacity : (unsigned int)slub_opt(sheaves);
+	if (s->args_sheaf_capacity)
+		return s->args_sheaf_capacity;
+	if (slub_opt(sheaves))
+		return (unsigned int)slub_opt(sheaves);
+	if ((s->flags & SLAB_KMALLOC) && &slub_malloc_library && slub_malloc_library)
+		return (unsigned int)slub_opt(malloc_sheaves);
+	return 0;
 }
 
 void sheaf_prepare(struct kmem_cache *s)

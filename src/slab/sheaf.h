@@ -95,5 +95,11 @@ __hidden bool sheaf_holds(struct kmem_cache *s, void *object);
 __hidden unsigned long sheaf_validate(struct kmem_cache *s);
 /* Sheaves of @s in existence (the memory bound's test). */
 __hidden unsigned long sheaf_count(struct kmem_cache *s);
+/*
+ * True where libslub-malloc.so's malloc layer defines it: there the kmalloc
+ * caches are malloc's, and take slub_malloc_sheaves (weak: libslub.so has
+ * none, and its kmalloc caches keep slub_sheaves alone).
+ */
+__attribute__((weak)) extern __hidden const bool slub_malloc_library;
 
 #endif

@@ -607,7 +607,8 @@ static int one_class(void)
  * when classes are split at once (slub_malloc_split=0), and none at all by
  * default: 3000 bytes go to kmalloc-4k until it holds 16 pages.  The
  * kmem_cache row (shown with slub_exit_stats_internal=1) counts the caches
- * made (45 when all were made up front).
+ * made (45 when all were made up front), the sheaf-N caches of malloc's
+ * sheaves too (their own rows).
  */
 static void one_class_child_made(const char *split, bool want_malloc_3264)
 {
@@ -634,8 +635,11 @@ static void one_class_child_made(const char *split, bool want_malloc_3264)
 	const char *row = strstr(table, "\nkmem_cache ");
 	unsigned long caches = 0;	/* its Objects at exit: Name Objsize Peak | Memory Objects */
 	CHECK(row && sscanf(row + 1, "%*s %*s %*s | %*s %lu", &caches) == 1);
+	unsigned long sheaf_caches = 0;
+	for (const char *p = table; (p = strstr(p, "\nsheaf-")); p++)
+		sheaf_caches++;
 	/* kmalloc-8 .. kmalloc-8k (the boot cache is static), malloc-3264 if made */
-	CHECK_EQ(caches, 13 + want_malloc_3264);
+	CHECK_EQ(caches, 13 + want_malloc_3264 + sheaf_caches);
 }
 
 static void classes_made_at_first_use(void)
@@ -688,6 +692,74 @@ static int split_child(void)
 	free(first);
 	free(other);
 	return rc;
+}
+
+/*
+ * A fresh process (argv "--sheaf-capacity"): kmalloc-64's sheaf capacity
+ * (malloc's cache) and a kmem_cache of the program's own, as "MALLOC OWN";
+ * "late" if SLUB_OPTIONS came after the first allocation (reported).
+ */
+static int sheaf_capacity_child(void)
+{
+	free(malloc(40));
+	if (slub_errors()) {	/* a sanitizer runtime allocated before environ: defaults */
+		printf("late\n");
+		return 0;
+	}
+	struct kmem_cache *own = kmem_cache_create("test_own_64", 64, 0, SLAB_NO_MERGE, NULL);
+	struct kmem_cache *km = slub_find_cache("kmalloc-64");
+	char a[32] = "", b[32] = "";
+	if (!own || !km || slub_attr_read(km, "sheaf_capacity", a, sizeof(a)) <= 0 ||
+	    slub_attr_read(own, "sheaf_capacity", b, sizeof(b)) <= 0)
+		return 1;
+	printf("%d %d\n", atoi(a), atoi(b));
+	kmem_cache_destroy(own);
+	return 0;
+}
+
+/* "MALLOC OWN" from a child run with @options; "" if it printed nothing. */
+static void sheaf_capacities(const char *options, char *out, size_t len)
+{
+	char cmd[4300];
+	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS='%s' %s --sheaf-capacity", options, self);
+	FILE *f = popen(cmd, "r");
+	*out = 0;
+	CHECK(f != NULL);
+	if (f && !fgets(out, (int)len, f))
+		*out = 0;
+	out[strcspn(out, "\n")] = 0;
+	if (f)
+		CHECK_EQ(pclose(f), 0);
+}
+
+/*
+ * malloc's caches are on sheaves of 32 by default (slub_malloc_sheaves);
+ * a program's own caches are not; slub_sheaves sets both;
+ * slub_malloc_sheaves=0 puts malloc back on the unqueued cpu slabs; a
+ * debug cache has none.
+ */
+static void malloc_caches_on_sheaves(void)
+{
+	static const struct { const char *options, *want; } cases[] = {
+		{ "", "32 0" },
+		{ "slub_malloc_sheaves=8", "8 0" },
+		{ "slub_malloc_sheaves=0", "0 0" },
+		{ "slub_sheaves=16", "16 16" },
+		{ "slub_sheaves=16 slub_malloc_sheaves=0", "16 16" },
+		{ "slub_debug=F,kmalloc-64", "0 0" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char got[64];
+		sheaf_capacities(cases[i].options, got, sizeof(got));
+		if (!*got || !strcmp(got, "late")) {	/* UBSan's runtime allocates before environ */
+			fprintf(stderr, "   skipped: the child printed nothing (SLUB_OPTIONS unseen)\n");
+			return;
+		}
+		if (strcmp(got, cases[i].want))
+			fprintf(stderr, "   SLUB_OPTIONS='%s': '%s', want '%s'\n", cases[i].options, got,
+				cases[i].want);
+		CHECK(!strcmp(got, cases[i].want));
+	}
 }
 
 static void kmalloc_classes_split_when_full(void)
@@ -1210,6 +1282,8 @@ int main(int argc, char **argv)
 		return one_class();
 	if (argc > 1 && !strcmp(argv[1], "--split"))
 		return split_child();
+	if (argc > 1 && !strcmp(argv[1], "--sheaf-capacity"))
+		return sheaf_capacity_child();
 	if (argc > 1 && !strcmp(argv[1], "--small-objects"))
 		return small_objects();
 	if (argc > 1 && !strcmp(argv[1], "--fork-with-allocating-handler"))
@@ -1228,6 +1302,7 @@ int main(int argc, char **argv)
 	RUN(decay_thread_gives_back_while_idle);
 	RUN(classes_made_at_first_use);
 	RUN(kmalloc_classes_split_when_full);
+	RUN(malloc_caches_on_sheaves);
 	RUN(calloc_zeroes_and_overflow);
 	RUN(memalign_family);
 	RUN(bad_pointers_are_reported);
