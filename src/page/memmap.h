@@ -272,8 +272,18 @@ static inline void set_page_flags(struct page *page, uint32_t flags)
 static inline struct page *compound_head(struct page *page)
 {
 	uintptr_t word = READ_ONCE(page->compound_head);
+#if defined(__x86_64__)
+	/* A cmov, spelled out (GCC branches on a select): 4 instructions, where masks took 9. */
+	uintptr_t head = ~word;
+	__asm__("testl $1, %k[word]\n\tcmovzq %[page], %[head]"
+		: [head] "+r"(head)
+		: [word] "r"(word), [page] "r"(page)
+		: "cc");
+	return (struct page *)head;
+#else
 	uintptr_t tail = -(word & 1);		/* all ones for a tail */
 	return (struct page *)(((uintptr_t)page & ~tail) | (~word & tail));
+#endif
 }
 
 /*

@@ -161,7 +161,14 @@ struct slab {
 	uint32_t tail_unused;
 	uintptr_t tail_compound_head;
 	void *freelist;			/* first free object */
-	unsigned long counters;		/* union slab_counters; with freelist one 16-byte CAS */
+	union {
+		unsigned long counters;	/* union slab_counters; with freelist one 16-byte CAS */
+		struct {
+			uint32_t counters_low;
+			uint16_t counters_built;	/* its built, alone: one load on a free */
+			uint16_t counters_high;
+		};
+	};
 } __attribute__((aligned(64)));
 
 static_assert(sizeof(struct slab) == 2 * sizeof(struct page), "two descriptors");
@@ -289,7 +296,7 @@ struct kmem_cache {
 	unsigned int lone_cpu;			/* 1 + the slot a lone thread last filled (slub.c) */
 	unsigned int populate_slabs;		/* slabs held before new ones are populated whole */
 	unsigned int max_order;			/* at least this high a limit (malloc classes) */
-	uint64_t reciprocal_size;		/* ceil(2^44 / size): index without a division */
+	uint64_t reciprocal_size;		/* ceil(2^64 / size): index without a division */
 #ifdef SLUB_STATS
 	unsigned int *cpu_stats[SLAB_STAT_SLOTS];	/* CPU 0's counters, in percpu slots (slab_stat.h) */
 #endif
@@ -317,6 +324,12 @@ static inline union slab_counters read_counters(const struct slab *slab)
 {
 	return (union slab_counters){ .counters =
 		__atomic_load_n(&slab->counters, __ATOMIC_RELAXED) };
+}
+
+/* The counters' built alone (slab_object_valid_at): one 16-bit load, no shifts. */
+static inline unsigned int read_built(const struct slab *slab)
+{
+	return __atomic_load_n(&slab->counters_built, __ATOMIC_RELAXED);
 }
 
 /* The node's partial list (list_lock held); nr_partial is read unlocked (get_partial). */
@@ -456,23 +469,35 @@ static inline void *slab_address(const struct slab *slab)
 }
 
 /*
+ * The index of the object at byte @off of a slab's objects, if @off is
+ * an object's start, else false.  One 64x64->128 multiply by
+ * r = ceil(2^64 / size) gives both answers (Lemire's "faster remainder by
+ * direct computation"): for off < 2^32 and size < 2^32, the high half is
+ * off / size and the low half is below r exactly when size divides off.
+ * An offset at or above 2^32 (a pointer below the slab wraps to one) has a
+ * high half of at least 2^32 / size - 1, above any object count (objects
+ * * size <= 2^22), so the callers' bound on the index turns it away.
+ */
+static inline bool slab_offset_index(const struct kmem_cache *s, uint64_t off, uint64_t *idx)
+{
+	unsigned __int128 m = (unsigned __int128)off * s->reciprocal_size;
+	*idx = (uint64_t)(m >> 64);
+	return (uint64_t)m < s->reciprocal_size;
+}
+
+/*
  * Is @p the start of an object of @slab that was ever linked (so could
- * have been handed out)?  (off * ceil(2^44 / size)) >> 44 is the exact
- * quotient for offsets and sizes below 2^22 (4 MiB slabs): one multiply
- * instead of a division on every free.  An offset at or above 2^22 (or
- * below the slab: it wraps) needs no test of its own: its idx would have
- * to satisfy idx * size == off and idx < built, but built * size <= 2^22.
- * Bounding by built, not objects, costs nothing (one 16-bit load either
- * way) and turns away a free of an object never linked, which the lazy
- * link-up would otherwise link a second time and hand out twice.
+ * have been handed out)?  Bounding by built, not objects, costs nothing
+ * (one 16-bit load either way) and turns away a free of an object never
+ * linked, which the lazy link-up would otherwise link a second time and
+ * hand out twice.
  */
 static inline bool slab_object_valid_at(const struct kmem_cache *s, struct slab *slab,
 					uintptr_t slab_start, const void *p)
 {
-	uintptr_t off = (uintptr_t)p - (slab_start + s->red_left_pad);
-	uint64_t idx = ((uint64_t)off * s->reciprocal_size) >> 44;
-	union slab_counters c = read_counters(slab);
-	return idx * s->size == off && idx < c.built;
+	uint64_t idx;
+	bool start = slab_offset_index(s, (uintptr_t)p - (slab_start + s->red_left_pad), &idx);
+	return start && idx < read_built(slab);
 }
 
 static inline bool slab_object_valid(const struct kmem_cache *s, struct slab *slab, const void *p)
@@ -503,7 +528,8 @@ static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
 	if (unlikely(word <= 0))
 		return NULL;
 	*slabp = page_slab(head);	/* a slab's head: 64-byte aligned */
-	*slab_start = base + (((uintptr_t)head - base) / sizeof(struct page)) * PAGE_SIZE;
+	/* A multiple of the descriptor's size: one shift, not a shift each way. */
+	*slab_start = base + ((uintptr_t)head - base) * (PAGE_SIZE / sizeof(struct page));
 	return (struct kmem_cache *)word;
 }
 

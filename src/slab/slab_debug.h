@@ -114,8 +114,8 @@ static inline bool valid_pointer_in(const struct kmem_cache *s, uintptr_t base,
 	uintptr_t off = (uintptr_t)p - s->red_left_pad - base;
 	if ((uintptr_t)p < base + s->red_left_pad || off >= (uintptr_t)objects * s->size)
 		return false;
-	uint64_t idx = ((uint64_t)off * s->reciprocal_size) >> 44;
-	return idx * s->size == off;
+	uint64_t idx;
+	return slab_offset_index(s, off, &idx);
 }
 
 __hidden bool check_valid_pointer(const struct kmem_cache *s, const struct slab *slab,

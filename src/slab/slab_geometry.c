@@ -166,7 +166,7 @@ bool calculate_sizes(struct kmem_cache *s)
 
 	size = (unsigned int)ALIGN_UP(size, s->align);
 	s->size = size;
-	s->reciprocal_size = ((1ULL << 44) + size - 1) / size;
+	s->reciprocal_size = UINT64_MAX / size + 1;	/* ceil(2^64 / size); size > 1 */
 
 	int order = calculate_order(size, s->max_order);
 	if (order < 0)

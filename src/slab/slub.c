@@ -607,11 +607,37 @@ static inline void *alloc_fast_cas(struct kmem_cache *s)
 }
 
 /*
- * After the inline fast path: in cmpxchg16b mode (the sequence saw the
- * parked area) the CAS fast path; then the slow path if there was no
- * object; then __GFP_ZERO.
+ * One CAS pop on the slot this thread used last, or NULL for
+ * alloc_finish() to sort out: a leaf, so that the cmpxchg16b mode's hit
+ * saves and restores no registers (it cost 16 instructions a call).
  */
-void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
+static inline void *alloc_cas_once(struct kmem_cache *s)
+{
+	unsigned int cpu = slab_cpu_hint;
+	if (unlikely(cpu >= s->nr_cpu_slots))
+		return NULL;
+	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+	unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+	void *object = __atomic_load_n(&c->freelist, __ATOMIC_ACQUIRE);
+	if (unlikely((tid & 1) || !object))
+		return NULL;
+	void *next = get_freepointer_safe(s, object);
+	if (unlikely(!freepointer_plausible(next)))
+		return NULL;
+	if (unlikely(!cmpxchg_double(&c->freelist, object, tid, next, tid + 2))) {
+		stat(s, CMPXCHG_DOUBLE_CPU_FAIL);
+		return NULL;
+	}
+	object_mark_allocated(s, object);
+	return object;
+}
+
+/*
+ * After the inline fast path and alloc_cas_once(): in cmpxchg16b mode the
+ * CAS fast path again; then the slow path if there was no object; then
+ * __GFP_ZERO.
+ */
+static __noinline void *alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
 	if (!object && s->sheaf_capacity) {
 		/* Never a debug cache's (sheaf.c; with or without rseq). */
@@ -638,6 +664,20 @@ void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 	return object;
 }
 
+/* After the inline fast path: the cmpxchg16b mode's hit first, as a leaf. */
+void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
+{
+	/* A debug cache has no cpu slab: alloc_cas_once() finds nothing. */
+	if (likely(!object && !slub_percpu_rseq && !s->sheaf_capacity && !(gfp & __GFP_ZERO))) {
+		void *got = alloc_cas_once(s);
+		if (likely(got)) {
+			stat(s, ALLOC_FASTPATH);
+			return got;
+		}
+	}
+	return alloc_finish(s, gfp, node, object);
+}
+
 void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size)
 {
 	if (kmem_cache_debug(s))
@@ -645,10 +685,68 @@ void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size)
 	return slab_alloc(s, gfp, node);
 }
 
+/* Is slot @c live with @slab as its cpu slab?  Its tid in *@tid. */
+static inline bool slot_holds(struct kmem_cache_cpu *c, struct slab *slab, unsigned long *tid)
+{
+	*tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+	return likely(!(*tid & 1)) && __atomic_load_n(&c->slab, __ATOMIC_RELAXED) == slab;
+}
+
+/* One CAS push of @object on @c's freelist at @tid; false if the CAS lost. */
+static inline bool push_cas(struct kmem_cache *s, struct kmem_cache_cpu *c, unsigned long tid,
+			    void *object)
+{
+	void *head = __atomic_load_n(&c->freelist, __ATOMIC_RELAXED);
+	set_freepointer(s, object, head);
+	if (unlikely(!cmpxchg_double(&c->freelist, head, tid, object, tid + 2)))
+		return false;
+	stat(s, FREE_FASTPATH);
+	return true;
+}
+
+/* A lost CAS push: retried on this CPU's slot while the slab is its cpu slab. */
+static __noinline void free_cas_retry(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	struct kmem_cache_cpu *c;
+	unsigned long tid;
+	do {
+		stat(s, CMPXCHG_DOUBLE_CPU_FAIL);
+		c = cpu_slot(s, this_cpu_slot(s));
+		if (!slot_holds(c, slab, &tid)) {
+			free_to_slab(s, slab, object);
+			return;
+		}
+	} while (!push_cas(s, c, tid, object));
+}
+
+/*
+ * The CAS push on slot @cpu.  The slab is read after the tid: if the slot
+ * changed in between, the CAS fails.  A cpu slab is never a debug cache's,
+ * so the word is checked once the slab matched; and only then, not on a
+ * retry: a lost CAS leaves it encoded.  Every call is a tail call, so the
+ * hit saves no registers.
+ */
+static inline void free_cas(struct kmem_cache *s, struct slab *slab, void *object, unsigned int cpu)
+{
+	unsigned long tid;
+	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+	if (!slot_holds(c, slab, &tid))
+		__slab_free(s, slab, object);
+	else if (unlikely(object_looks_free(s, object)))
+		slab_free_suspect(s, slab, object);
+	else if (unlikely(!push_cas(s, c, tid, object)))
+		free_cas_retry(s, slab, object);
+}
+
+/* A thread without a slot hint yet: ask for its CPU first. */
+static __noinline void free_cas_ask(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	free_cas(s, slab, object, this_cpu_slot(s));
+}
+
 /*
  * After the inline fast path found @slab is not the CPU's: in cmpxchg16b
- * mode try the CAS push first.  The slab is read after the tid: if the
- * slot changed in between, the CAS fails.
+ * mode the CAS push, on the slot this thread used last.
  */
 void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 {
@@ -660,35 +758,12 @@ void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 		__slab_free(s, slab, object);
 		return;
 	}
-	/*
-	 * A cpu slab is never a debug cache's, so the word is checked once the
-	 * slab matched; and only then, not on a retry: a lost CAS leaves it
-	 * encoded.
-	 */
-	struct kmem_cache_cpu *c = cpu_slot(s, cas_cpu_slot(s));
-	unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
-	if (unlikely(tid & 1) || __atomic_load_n(&c->slab, __ATOMIC_RELAXED) != slab) {
-		__slab_free(s, slab, object);
+	unsigned int cpu = slab_cpu_hint;
+	if (unlikely(cpu >= s->nr_cpu_slots)) {
+		free_cas_ask(s, slab, object);
 		return;
 	}
-	if (unlikely(object_looks_free(s, object))) {
-		slab_free_suspect(s, slab, object);
-		return;
-	}
-	for (;;) {
-		void *head = __atomic_load_n(&c->freelist, __ATOMIC_RELAXED);
-		set_freepointer(s, object, head);
-		if (likely(cmpxchg_double(&c->freelist, head, tid, object, tid + 2))) {
-			stat(s, FREE_FASTPATH);
-			return;
-		}
-		stat(s, CMPXCHG_DOUBLE_CPU_FAIL);
-		c = cpu_slot(s, this_cpu_slot(s));
-		tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
-		if (unlikely(tid & 1) || __atomic_load_n(&c->slab, __ATOMIC_RELAXED) != slab)
-			break;
-	}
-	free_to_slab(s, slab, object);
+	free_cas(s, slab, object, cpu);
 }
 
 /* ---- slow allocation path ---------------------------------------------------------- */

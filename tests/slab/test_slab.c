@@ -372,6 +372,36 @@ static void bad_input(void)
  * list slot holds freelist+counters.  Lookups from either page find the
  * slab; after the slab goes back both descriptors are a plain free block's.
  */
+/*
+ * The free check's object-start test (one multiply, slab_offset_index)
+ * agrees with a division at every byte of a slab, for power-of-two sizes
+ * and others; built read alone is the counters' built.
+ */
+static void object_start_every_offset(void)
+{
+	static const unsigned int sizes[] = { 8, 24, 64, 96, 192, 200, 1000, 2048, 4096, 5000 };
+	unsigned long errors = slub_errors();
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct kmem_cache *s = kmem_cache_create("start", sizes[k], 0, SLAB_NO_MERGE, NULL);
+		CHECK(s != NULL);
+		void *obj = kmem_cache_alloc(s, GFP_KERNEL);
+		struct slab *slab = virt_to_slab(obj);
+		CHECK(slab != NULL);
+		CHECK_EQ(read_built(slab), counters_of(obj).built);
+		uintptr_t start = (uintptr_t)slab_address(slab);
+		unsigned long bytes = PAGE_SIZE << oo_order(s->oo);
+		for (unsigned long off = 0; off < bytes; off++) {
+			bool want = off % s->size == 0 && off / s->size < read_built(slab);
+			CHECK_EQ(slab_object_valid(s, slab, (void *)(start + off)), want);
+		}
+		/* Below the slab: the offset wraps. */
+		CHECK(!slab_object_valid(s, slab, (void *)(start - s->size)));
+		kmem_cache_free(s, obj);
+		kmem_cache_destroy(s);
+	}
+	CHECK_EQ(slub_errors(), errors);	/* the checks report nothing */
+}
+
 static void slab_spans_two_descriptors(void)
 {
 	CHECK_EQ(sizeof(struct slab), 2 * sizeof(struct page));
@@ -736,6 +766,7 @@ int main(void)
 	RUN(create_args);
 	RUN(bad_input);
 	RUN(slab_spans_two_descriptors);
+	RUN(object_start_every_offset);
 	RUN(frees_of_the_memory_map);
 	RUN(out_of_memory);
 	RUN(fork_while_allocating);
