@@ -106,7 +106,14 @@ static unsigned int capacity_wanted(const struct kmem_cache *s)
 		return s->args_sheaf_capacity;
 	if (slub_opt(sheaves))
 		return (unsigned int)slub_opt(sheaves);
-	if ((s->flags & SLAB_KMALLOC) && &slub_malloc_library && slub_malloc_library)
+	/*
+	 * malloc's default only where the fast paths are rseq sequences:
+	 * without rseq (valgrind, an old glibc, slub_rseq=0) a sheaf's pop and
+	 * push take its slot's mutex, and a malloc+free pair under callgrind
+	 * cost 291 instructions against 178 on cpu slabs (run_ring_ir.sh).
+	 */
+	if ((s->flags & SLAB_KMALLOC) && &slub_malloc_library && slub_malloc_library &&
+	    slub_percpu_rseq)
 		return (unsigned int)slub_opt(malloc_sheaves);
 	return 0;
 }

@@ -16,6 +16,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#if __has_include(<sys/rseq.h>)
+#include <sys/rseq.h>
+#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -717,6 +720,22 @@ static int sheaf_capacity_child(void)
 	return 0;
 }
 
+/*
+ * Whether glibc registered rseq for this thread, which malloc's default
+ * sheaves need (slub_rseq=0 and a failed membarrier registration turn the
+ * library's rseq off too; the cases below ask with slub_rseq=1 and the
+ * default).
+ */
+static bool glibc_rseq(void)
+{
+#if defined(__x86_64__) && __has_include(<sys/rseq.h>)
+	return __rseq_size > 0 &&
+	       *(volatile int32_t *)(os_thread_pointer() + (uintptr_t)__rseq_offset + 4) >= 0;
+#else
+	return false;
+#endif
+}
+
 /* "MALLOC OWN" from a child run with @options; "" if it printed nothing. */
 static void sheaf_capacities(const char *options, char *out, size_t len)
 {
@@ -733,16 +752,19 @@ static void sheaf_capacities(const char *options, char *out, size_t len)
 }
 
 /*
- * malloc's caches are on sheaves of 32 by default (slub_malloc_sheaves);
+ * malloc's caches are on sheaves of 32 by default (slub_malloc_sheaves)
+ * where the fast paths are rseq sequences;
  * a program's own caches are not; slub_sheaves sets both;
  * slub_malloc_sheaves=0 puts malloc back on the unqueued cpu slabs; a
  * debug cache has none.
  */
 static void malloc_caches_on_sheaves(void)
 {
-	static const struct { const char *options, *want; } cases[] = {
-		{ "", "32 0" },
-		{ "slub_malloc_sheaves=8", "8 0" },
+	bool rseq = glibc_rseq();
+	const struct { const char *options, *want; } cases[] = {
+		{ "", rseq ? "32 0" : "0 0" },
+		{ "slub_malloc_sheaves=8", rseq ? "8 0" : "0 0" },
+		{ "slub_rseq=0", "0 0" },	/* sheaves would take a lock: cpu slabs */
 		{ "slub_malloc_sheaves=0", "0 0" },
 		{ "slub_sheaves=16", "16 16" },
 		{ "slub_sheaves=16 slub_malloc_sheaves=0", "16 16" },
