@@ -287,6 +287,13 @@ SLUB_API void slub_print_buddyinfo(FILE *out);
  * read through the attributes below.
  */
 SLUB_API void slub_print_slabinfo(FILE *out);
+/*
+ * How the per-CPU fast paths run in this process, chosen once at start-up:
+ * "rseq" (restartable sequences on glibc's registered area) or
+ * "cmpxchg16b" (no rseq: an old glibc, valgrind, slub_rseq=0, or a
+ * membarrier that refused); NULL if the library could not start.
+ */
+SLUB_API const char *slub_percpu_mode(void);
 
 /* ---- caches by name, and their /sys/kernel/slab attributes -------------- */
 

@@ -210,6 +210,13 @@ bool slab_ensure_init(void)
 	return __atomic_load_n(&slab_ready, __ATOMIC_ACQUIRE);
 }
 
+const char *slub_percpu_mode(void)
+{
+	if (!slab_ensure_init())
+		return NULL;
+	return slub_percpu_rseq ? "rseq" : "cmpxchg16b";
+}
+
 /*
  * "prefix-size", with "k" for whole KiB (kmalloc-96, kmalloc-8k), without
  * stdio: start-up names some sixty caches, and snprintf alone would bring

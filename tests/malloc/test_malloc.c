@@ -16,9 +16,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#if __has_include(<sys/rseq.h>)
-#include <sys/rseq.h>
-#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -699,8 +696,9 @@ static int split_child(void)
 
 /*
  * A fresh process (argv "--sheaf-capacity"): kmalloc-64's sheaf capacity
- * (malloc's cache) and a kmem_cache of the program's own, as "MALLOC OWN";
- * "late" if SLUB_OPTIONS came after the first allocation (reported).
+ * (malloc's cache), a kmem_cache of the program's own's and the fast
+ * paths' mode, as "MALLOC OWN MODE"; "late" if SLUB_OPTIONS came after the
+ * first allocation (reported).
  */
 static int sheaf_capacity_child(void)
 {
@@ -715,28 +713,13 @@ static int sheaf_capacity_child(void)
 	if (!own || !km || slub_attr_read(km, "sheaf_capacity", a, sizeof(a)) <= 0 ||
 	    slub_attr_read(own, "sheaf_capacity", b, sizeof(b)) <= 0)
 		return 1;
-	printf("%d %d\n", atoi(a), atoi(b));
+	const char *mode = slub_percpu_mode();
+	printf("%d %d %s\n", atoi(a), atoi(b), mode ? mode : "none");
 	kmem_cache_destroy(own);
 	return 0;
 }
 
-/*
- * Whether glibc registered rseq for this thread, which malloc's default
- * sheaves need (slub_rseq=0 and a failed membarrier registration turn the
- * library's rseq off too; the cases below ask with slub_rseq=1 and the
- * default).
- */
-static bool glibc_rseq(void)
-{
-#if defined(__x86_64__) && __has_include(<sys/rseq.h>)
-	return __rseq_size > 0 &&
-	       *(volatile int32_t *)(os_thread_pointer() + (uintptr_t)__rseq_offset + 4) >= 0;
-#else
-	return false;
-#endif
-}
-
-/* "MALLOC OWN" from a child run with @options; "" if it printed nothing. */
+/* "MALLOC OWN MODE" from a child run with @options; "" if it printed nothing. */
 static void sheaf_capacities(const char *options, char *out, size_t len)
 {
 	char cmd[4300];
@@ -753,34 +736,44 @@ static void sheaf_capacities(const char *options, char *out, size_t len)
 
 /*
  * malloc's caches are on sheaves of 32 by default (slub_malloc_sheaves)
- * where the fast paths are rseq sequences;
+ * where the fast paths are rseq sequences (the child says which mode it
+ * chose: glibc's rseq area, slub_rseq and membarrier decide);
  * a program's own caches are not; slub_sheaves sets both;
  * slub_malloc_sheaves=0 puts malloc back on the unqueued cpu slabs; a
  * debug cache has none.
  */
 static void malloc_caches_on_sheaves(void)
 {
-	bool rseq = glibc_rseq();
-	const struct { const char *options, *want; } cases[] = {
-		{ "", rseq ? "32 0" : "0 0" },
-		{ "slub_malloc_sheaves=8", rseq ? "8 0" : "0 0" },
-		{ "slub_rseq=0", "0 0" },	/* sheaves would take a lock: cpu slabs */
-		{ "slub_malloc_sheaves=0", "0 0" },
-		{ "slub_sheaves=16", "16 16" },
-		{ "slub_sheaves=16 slub_malloc_sheaves=0", "16 16" },
-		{ "slub_debug=F,kmalloc-64", "0 0" },
+	/* Capacities under rseq and under cmpxchg16b; a mode the case forces. */
+	const struct { const char *options, *rseq, *cas, *mode; } cases[] = {
+		{ "", "32 0", "0 0", NULL },
+		{ "slub_malloc_sheaves=8", "8 0", "0 0", NULL },
+		{ "slub_rseq=0", NULL, "0 0", "cmpxchg16b" },	/* a sheaf would take a lock */
+		{ "slub_malloc_sheaves=0", "0 0", "0 0", NULL },
+		{ "slub_sheaves=16", "16 16", "16 16", NULL },
+		{ "slub_sheaves=16 slub_malloc_sheaves=0", "16 16", "16 16", NULL },
+		{ "slub_debug=F,kmalloc-64", "0 0", "0 0", NULL },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char got[64];
+		char got[64], mode[16] = "";
+		int malloc_cap = -1, own_cap = -1;
 		sheaf_capacities(cases[i].options, got, sizeof(got));
 		if (!*got || !strcmp(got, "late")) {	/* UBSan's runtime allocates before environ */
 			fprintf(stderr, "   skipped: the child printed nothing (SLUB_OPTIONS unseen)\n");
 			return;
 		}
-		if (strcmp(got, cases[i].want))
+		CHECK_EQ(sscanf(got, "%d %d %15s", &malloc_cap, &own_cap, mode), 3);
+		bool rseq = !strcmp(mode, "rseq");
+		CHECK(rseq || !strcmp(mode, "cmpxchg16b"));
+		if (cases[i].mode)
+			CHECK(!strcmp(mode, cases[i].mode));
+		const char *want = rseq ? cases[i].rseq : cases[i].cas;
+		char caps[32];
+		snprintf(caps, sizeof(caps), "%d %d", malloc_cap, own_cap);
+		if (!want || strcmp(caps, want))
 			fprintf(stderr, "   SLUB_OPTIONS='%s': '%s', want '%s'\n", cases[i].options, got,
-				cases[i].want);
-		CHECK(!strcmp(got, cases[i].want));
+				want ? want : "(no rseq)");
+		CHECK(want && !strcmp(caps, want));
 	}
 }
 
