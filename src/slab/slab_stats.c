@@ -331,8 +331,10 @@ static void table_body(struct slabinfo_out *out, struct rows *rows)
 		"At exit most objects are freed: Objects still allocated, Slabs held, Part of\n"
 		"  them partly used (free slots waiting for reuse), Use%% = Objects' bytes / Memory.\n"
 		"Large blocks: allocations above the slab sizes, straight from pages.\n"
-		"Sizes: K = 1000 bytes, M = 1000000.%s\n",
-		rows->internal ? "" : "  The allocator's own caches: slub_exit_stats_internal=1.");
+		"Sizes: K = 1000 bytes, M = 1000000.%s\n"
+		"Per-CPU fast paths: %s.\n",
+		rows->internal ? "" : "  The allocator's own caches: slub_exit_stats_internal=1.",
+		slub_percpu_rseq ? "rseq" : "cmpxchg16b (no rseq: slower)");
 }
 
 /* On the stack and freshly mapped: malloc_stats() and the exit table may run at once. */

@@ -104,6 +104,7 @@ awk '{v=$1; m=1; if (v ~ /K$/) m=1e3; if (v ~ /M$/) m=1e6; if (v ~ /G$/) m=1e9; 
       if (NR > 1 && v > last) bad=1; last=v} END{exit bad}' peaks.txt ||
   fail "--stats: rows not sorted by memory at peak: $(tr '\n' ' ' <peaks.txt)"
 grep -q 'at peak' err.txt && grep -q '^Sizes: K = 1000 bytes' err.txt || fail "--stats: no legend"
+grep -q '^Per-CPU fast paths: \(rseq\|cmpxchg16b\)' err.txt || fail "--stats: no fast-path mode"
 grep -q '^libslub: caches of pid [0-9]* (.*): peak RSS [0-9.]*[KMG]' err.txt ||
   fail "--stats: no process line: $(head -1 err.txt)"
 ! grep -q '^kmem_cache ' err.txt || fail "--stats shows kmem_cache without being asked"
