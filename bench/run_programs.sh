@@ -11,6 +11,10 @@
 # line says by how much on this machine today.  Last, libslub paired with
 # glibc: the median of their per-round ratios (glibc is the best peer of
 # most rows).  Each round starts with the next allocator in turn.
+# The contenders are bench/peers.sh's; libslub is the library as shipped
+# (malloc on sheaves where rseq runs).  UNQUEUED=1 runs it a second time on
+# the seeds' unqueued cpu slabs, slub-unqueued (slub_malloc_sheaves=0), and
+# ends with slub-unqueued over libslub per program and their geometric mean.
 # SUITE_RAW=FILE (bench/suite.sh) also appends each run's wall and CPU
 # seconds and peak RSS there, in suite_lib.sh's row format.
 set -euo pipefail
@@ -18,21 +22,14 @@ build=$(cd "${1:-build-bench}" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${ROUNDS:-3}
 runstat=$build/bench/runstat
-slub=$(ls "$build"/libslub-malloc.so 2>/dev/null || true)
-[ -x "$runstat" ] && [ -n "$slub" ] || { echo "run_programs.sh: build first ($build)" >&2; exit 1; }
+[ -x "$runstat" ] && [ -e "$build/libslub-malloc.so" ] || { echo "run_programs.sh: build first ($build)" >&2; exit 1; }
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
-lib=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-declare -A preload=([libslub]=$slub [glibc]= [jemalloc]=$lib/libjemalloc.so.2
-                    [tcmalloc]=$lib/libtcmalloc_minimal.so.4 [mimalloc]=$lib/libmimalloc.so.2
-                    [glibc-again]=)
-allocators=(libslub glibc)
-for p in jemalloc tcmalloc mimalloc; do [ -e "${preload[$p]}" ] && allocators+=("$p"); done
-peers=("${allocators[@]:1}")
+. "$src/bench/peers.sh"
+ask_variants 0
+preload[glibc-again]=
+peers=("${names[@]:1}")
 contenders=(libslub glibc-again)	# each against the best of the peers
-# SHEAVES=N: libslub on sheaves of N objects too (slub-sheaves), against its default.
-sheaves=${SHEAVES:-0}
-[ "$sheaves" != 0 ] && preload[slub-sheaves]=$slub
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -75,17 +72,14 @@ programs=(python python-malloc sort sort-parallel gzip xz-threads git gcc sqlite
 cmds[gcc]="for f in slab/slub page/page_alloc slab/kmalloc malloc/malloc slab/slab_common; do gcc -O2 -I$src/include -I$src/src -c $src/src/\$f.c -o /dev/null || exit 1; done"
 
 declare -A best_t peak_r round_t round_r
-order=("${allocators[@]}" glibc-again)
-[ "$sheaves" != 0 ] && order+=(slub-sheaves)
+order=("${names[@]}" glibc-again "${variants[@]}")
 for r in $(seq "$rounds"); do
   for prog in "${programs[@]}"; do
     # Each round starts with another allocator: no one always runs first.
     for i in "${!order[@]}"; do
       a=${order[$(((i + r - 1) % ${#order[@]}))]}
       # A program that fails stops the run, loudly: its figures would mean nothing.
-      opts=${SLUB_OPTIONS:-}
-      [ "$a" = slub-sheaves ] && opts=slub_sheaves=$sheaves
-      if ! line=$(SLUB_OPTIONS=$opts LD_PRELOAD=${preload[$a]} "$runstat" bash -c "${cmds[$prog]}" 2>&1 >/dev/null | tail -3); then
+      if ! line=$(preloaded "$a" "$runstat" bash -c "${cmds[$prog]}" 2>&1 >/dev/null | tail -3); then
         echo "run_programs.sh: $prog failed under $a: $line" >&2
         exit 1
       fi
@@ -109,7 +103,7 @@ done
 
 echo "== real programs: best wall time (s) and highest peak RSS (MiB) of $rounds interleaved rounds"
 printf '%-14s' program
-for a in "${allocators[@]}"; do printf ' %19s' "$a"; done
+for a in "${names[@]}"; do printf ' %19s' "$a"; done
 printf '   %-24s %-24s %s\n' "time: libslub/best peer" "RSS: libslub/best peer" \
   "glibc again/best: time RSS"
 declare -A tlog rlog
@@ -117,7 +111,7 @@ n=0
 for prog in "${programs[@]}"; do
   printf '%-14s' "$prog"
   bt="" bta="" br="" bra=""
-  for a in "${allocators[@]}"; do
+  for a in "${names[@]}"; do
     t=${best_t[$prog/$a]} rss=${peak_r[$prog/$a]}
     printf ' %9.2fs %7.1fM' "$t" "$(awk -v k="$rss" 'BEGIN{print k/1024}')"
   done
@@ -143,13 +137,13 @@ awk -v t="${tlog[libslub]}" -v r="${rlog[libslub]}" -v n="$n" \
   'BEGIN{printf "geometric mean: time %.3f, peak RSS %.3f (libslub / best peer of each program; below 1: libslub wins)\n", exp(t/n), exp(r/n)}'
 awk -v t="${tlog[glibc-again]}" -v r="${rlog[glibc-again]}" -v n="$n" \
   'BEGIN{printf "calibration: glibc run again as a contender scores time %.3f, peak RSS %.3f (the noise floor of this method)\n", exp(t/n), exp(r/n)}'
-if [ "$sheaves" != 0 ]; then
+for v in "${variants[@]}"; do
   for prog in "${programs[@]}"; do
-    echo "$prog ${best_t[$prog/slub-sheaves]} ${best_t[$prog/libslub]} ${peak_r[$prog/slub-sheaves]} ${peak_r[$prog/libslub]}"
-  done | awk -v n="$sheaves" '{t += log($2 / $3); r += log($4 / $5); k++
+    echo "$prog ${best_t[$prog/$v]} ${best_t[$prog/libslub]} ${peak_r[$prog/$v]} ${peak_r[$prog/libslub]}"
+  done | awk -v v="$v" -v o="$(slub_options "$v")" '{t += log($2 / $3); r += log($4 / $5); k++
       printf "  %-12s time %.3f, peak RSS %.3f\n", $1, $2 / $3, $4 / $5}
-    END {printf "sheaves (slub_sheaves=%d) over the unqueued default: geometric mean time %.3f, peak RSS %.3f\n", n, exp(t / k), exp(r / k)}'
-fi
+    END {printf "%s (%s) over libslub: geometric mean time %.3f, peak RSS %.3f\n", v, o, exp(t / k), exp(r / k)}'
+done
 # Paired: libslub against glibc run next to it in the same round, the
 # median over rounds per program, then the geometric mean; drift between
 # rounds cancels, and no best-of-several-peers favours the peers.

@@ -11,14 +11,19 @@
 # IO_THREADS=N: the server reads and writes its sockets on N threads
 # (io-threads, io-threads-do-reads), so requests are parsed and replies
 # freed on threads other than the one that runs the commands: a threaded
-# server under load.  REQUESTS per test (default 1M).  SUITE_RAW=FILE
-# (bench/suite.sh) appends each run's figures there (suite_lib.sh's rows).
+# server under load.  REQUESTS per test (default 1M).  The contenders are
+# bench/peers.sh's; libslub is the library as shipped (malloc on sheaves
+# where rseq runs).  UNQUEUED=1 runs it a second time on the seeds' unqueued
+# cpu slabs, slub-unqueued (slub_malloc_sheaves=0): a column of its own and
+# a last column, its figure over libslub's.  SUITE_RAW=FILE (bench/suite.sh)
+# appends each run's figures there (suite_lib.sh's rows).
 set -euo pipefail
 build=$(cd "${1:-build-bench}" && pwd)
 rounds=${ROUNDS:-3}
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
   { echo "run_redis.sh: needs redis-server and redis-tools (scripts/install-deps.sh bench)" >&2; exit 1; }
 . "$(dirname "$0")/peers.sh"
+ask_variants 0
 preload[jemalloc]=	# redis-server links jemalloc: its own run
 if [ -e "$lib/libc_malloc_debug.so.0" ]; then
   preload[glibc]=$lib/libc_malloc_debug.so.0
@@ -41,9 +46,10 @@ work=$(mktemp -d)
 trap 'redis-cli -s "$work/sock" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
 for r in $(seq "$rounds"); do
-  for n in "${names[@]}"; do
+  for n in "${names[@]}" "${variants[@]}"; do
     rm -f "$work/dump.rdb"
-    LD_PRELOAD=${preload[$n]} redis-server --port 0 --unixsocket "$work/sock" --dir "$work" \
+    # Not `preloaded`: $! must be the server's pid, not a subshell's.
+    SLUB_OPTIONS=$(slub_options "$n") LD_PRELOAD=${preload[$n]} redis-server --port 0 --unixsocket "$work/sock" --dir "$work" \
       --save "" --appendonly no "${io[@]}" >/dev/null 2>&1 &
     pid=$!
     # Up to 20 s to come up: on a loaded machine 5 s was not always enough.
@@ -72,10 +78,12 @@ done
 
 echo "== $bench_name: thousands of requests per second (best of $rounds rounds; 50 clients, pipeline 16, io-threads ${IO_THREADS:-1})"
 row_format='%-12s' col_format='%9s' ratio_format='%18.2f'
-printf "$row_format" test; printf " $col_format" "${names[@]}"; printf ' %18s\n' "libslub/best peer"
+[ ${#variants[@]} -eq 0 ] || col_format='%13s'	# slub-unqueued
+ratio_header test
 for t in "${tests[@]}"; do
   ratio_row "$t" "$t" max
 done
 ratio_row rss rss
 echo "(rss: the server's peak, MiB; for it, below 1 is better.  SET writes 1M random keys:"
-echo " every overwrite frees a value that is rarely in the CPU slab, SLUB's slow path)"
+echo " every overwrite frees a value that is rarely in the CPU slab, on unqueued cpu slabs"
+echo " SLUB's slow path; a CPU's sheaf takes it whatever its slab)"

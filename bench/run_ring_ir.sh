@@ -3,8 +3,11 @@
 # run_ring_ir.sh [BUILD] [COUNT_BUILD] - issue 26's figure: callgrind
 # instructions per free+malloc pair in a ring of 64 slots (bench_ring.c),
 # the loop included ("pair"), and without the loop's own ("allocator").
-#   rseq path: COUNT_BUILD (cmake -DSLUB_FAKE_RSEQ=ON; default build-count)
-#   cmpxchg16b: BUILD (default build), the mode valgrind really runs
+#   rseq path: COUNT_BUILD (cmake -DSLUB_FAKE_RSEQ=ON; default build-count),
+#              malloc on sheaves as shipped, and as peers.sh's slub-unqueued
+#              (slub_malloc_sheaves=0) on cpu slabs
+#   cmpxchg16b: BUILD (default build), the mode valgrind really runs (no
+#              rseq, so malloc is on cpu slabs)
 # SIZE (default 64) and PAIRS (default 100000) may be set.
 set -euo pipefail
 build=${1:-build}
@@ -14,8 +17,8 @@ pairs=${PAIRS:-100000}
 . "$(dirname "$0")/peers.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-count() {	# count LABEL PRELOAD BINARY API
-  LD_PRELOAD=$2 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" --collect-atstart=no \
+count() {	# count LABEL PRELOAD BINARY API [SLUB_OPTIONS]
+  SLUB_OPTIONS=${5:-${SLUB_OPTIONS:-}} LD_PRELOAD=$2 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" --collect-atstart=no \
     --toggle-collect=measured "$3" "$size" "$pairs" "$4" >/dev/null 2>&1
   local total loop
   total=$(awk '/^(summary|totals):/ {t=$2} END {print t}' "$tmp/cg")
@@ -29,7 +32,10 @@ printf '%-36s %8s %10s\n' "Ir per pair, $size B, ring of 64" pair allocator
 for c in "$count_build:rseq path" "$build:cmpxchg16b"; do
   b=${c%%:*} mode=${c#*:}
   [ -e "$b/libslub-malloc.so" ] || continue
-  count "libslub malloc ($mode)" "$(realpath "$b/libslub-malloc.so")" "$build/bench/bench_ring" malloc
+  [ "$b" = "$count_build" ] && label="libslub malloc ($mode, sheaves)" || label="libslub malloc ($mode)"
+  count "$label" "$(realpath "$b/libslub-malloc.so")" "$build/bench/bench_ring" malloc
+  [ "$b" = "$count_build" ] && count "libslub malloc ($mode, unqueued)" "$(realpath "$b/libslub-malloc.so")" \
+    "$build/bench/bench_ring" malloc "$(slub_options slub-unqueued)"
   count "libslub kmem_cache ($mode)" "" "$b/bench/bench_ring_slab" cache
   count "libslub kmalloc ($mode)" "" "$b/bench/bench_ring_slab" kmalloc
 done

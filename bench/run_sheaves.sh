@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: MIT
 # run_sheaves.sh [BUILD_DIR] - the seeds' unqueued per-CPU slabs against the
 # kernel's sheaves (slub_sheaves=N, default N=32), side by side in one run.
+# SHEAVES=N here is that N.  Unqueued is also slub_malloc_sheaves=0 (peers.sh's
+# slub-unqueued): libslub-malloc.so is on sheaves by default.
 # The counting builds need bench_slab and slub_malloc built:
 #   cmake -S . -B build-count -DSLUB_FAKE_RSEQ=ON [-DSLUB_SHEAVES_FIRST=ON]
 #  1. ns per alloc+free pair of 64 bytes: kmem_cache, kmalloc, and malloc
@@ -28,7 +30,7 @@ bin=$build/bench
   { echo "run_sheaves.sh: build first ($bin/bench_slab, bench_slab_frag missing)" >&2; exit 1; }
 . "$(dirname "$0")/peers.sh"
 designs=(unqueued sheaves)
-declare -A opts=([unqueued]="" [sheaves]="slub_sheaves=$sheaves")
+declare -A opts=([unqueued]=${alloc_options[slub-unqueued]} [sheaves]="slub_sheaves=$sheaves")
 
 # One timing; libslub's rows run with the design's options, the peers' with none.
 time_pair() {	# time_pair MODE DESIGN|PEER

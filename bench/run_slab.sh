@@ -4,7 +4,8 @@
 # SLUB core:
 #  1. ns per alloc+free pair of one 64-byte object: libslub's kmem_cache and
 #     kmalloc against malloc/free of glibc, jemalloc, tcmalloc and mimalloc
-#     (one process each, interleaved rounds, best round).
+#     (those installed, bench/peers.sh; one process each, interleaved
+#     rounds, best round).
 #  2. instructions per pair under callgrind, each loop's 9-10 included.
 #     valgrind cannot register rseq, so libslub counts twice: its rseq fast
 #     paths in the counting build (COUNT_BUILD, cmake -DSLUB_FAKE_RSEQ=ON:
@@ -16,9 +17,8 @@ build=${1:-build-bench}
 count_build=${COUNT_BUILD:-build-count}
 bin=$build/bench
 [ -x "$bin/bench_slab" ] || { echo "run_slab.sh: build first ($bin missing)" >&2; exit 1; }
-lib=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-declare -A preload=([jemalloc]=$lib/libjemalloc.so.2 [tcmalloc]=$lib/libtcmalloc_minimal.so.4
-                    [mimalloc]=$lib/libmimalloc.so.2)
+. "$(dirname "$0")/peers.sh"
+mallocs=("${names[@]:2}")	# the peers preloaded: all but glibc
 rounds=${ROUNDS:-5}
 iters=${ITERS:-20000000}
 
@@ -35,11 +35,9 @@ for r in $(seq "$rounds"); do
   run "libslub kmem_cache" cache
   run "libslub kmalloc" kmalloc
   run glibc malloc
-  for p in jemalloc tcmalloc mimalloc; do
-    [ -e "${preload[$p]}" ] && run "$p" malloc "${preload[$p]}"
-  done
+  for p in "${mallocs[@]}"; do run "$p" malloc "${preload[$p]}"; done
 done
-for p in jemalloc tcmalloc mimalloc; do [ -e "${preload[$p]}" ] && names+=("$p"); done
+names+=("${mallocs[@]}")
 
 echo "== ns per alloc+free pair, 64 bytes (best of $rounds interleaved rounds, $iters pairs)"
 printf '%-20s %10s %22s %22s\n' allocator ns/pair "kmem_cache time/this" "kmalloc time/this"
@@ -65,9 +63,7 @@ if command -v valgrind >/dev/null; then
   count "libslub kmem_cache (cmpxchg16b)" "$bin/bench_slab" cache
   count "libslub kmalloc (cmpxchg16b)" "$bin/bench_slab" kmalloc
   count glibc "$bin/bench_slab" malloc
-  for p in jemalloc tcmalloc mimalloc; do
-    [ -e "${preload[$p]}" ] && count "$p" "$bin/bench_slab" malloc "${preload[$p]}"
-  done
+  for p in "${mallocs[@]}"; do count "$p" "$bin/bench_slab" malloc "${preload[$p]}"; done
 fi
 
 echo

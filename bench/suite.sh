@@ -10,10 +10,12 @@
 #   programs  suite_programs.sh  real programs and redis
 # Writes bench/results/<date>-<commit>/: raw.tsv (every measurement),
 # <group>.md (the tables), <group>-<metric>.png (the plots), machine.md.
-# SHEAVES=N (default 32): libslub on sheaves of N objects runs too, as
-# slub-sheaves (0: not).  QUICK=1: one round and a tenth of the work, a smoke test.  BENCH_GROUPS="micro
-# threads" runs only those.  A measurement is never a test: failures are
-# logged to errors.log and the suite goes on.
+# libslub is the library as shipped (malloc on sheaves where rseq runs);
+# UNQUEUED=1 (the default here; 0: not) runs it a second time on the seeds'
+# unqueued cpu slabs, as slub-unqueued (slub_malloc_sheaves=0): a contender
+# beside it, not a peer.  QUICK=1: one round and a tenth of the work, a
+# smoke test.  BENCH_GROUPS="micro threads" runs only those.  A measurement
+# is never a test: failures are logged to errors.log and the suite goes on.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-build-bench}" && pwd)
@@ -32,21 +34,16 @@ mkdir -p "$out_dir"
 raw=$out_dir/raw.tsv
 : >"$raw"
 : >"$out_dir/errors.log"
+export UNQUEUED=${UNQUEUED:-1}	# run_programs.sh and run_redis.sh read it too
 . "$src/bench/peers.sh"
 . "$src/bench/suite_lib.sh"
+ask_variants 1
 peers="${names[*]:1}"
-# libslub again on sheaves (slub_sheaves=N, the kernel 7.0's per-CPU design)
-# beside its unqueued default: a contender, not a peer.  SHEAVES=0: not run.
-export SHEAVES=${SHEAVES:-32}
-if [ "$SHEAVES" != 0 ]; then
-  preload[slub-sheaves]=${preload[libslub]}
-  alloc_options[slub-sheaves]=slub_sheaves=$SHEAVES
-  names+=(slub-sheaves)
-fi
+contenders=("${names[@]}" "${variants[@]}")	# what suite_<group>.sh runs
 "$src/bench/suite_machine.sh" >"$out_dir/machine.md"
 
 declare -A about=(
-  [micro]="ns and callgrind instructions per malloc+free pair (case: size/objects in flight); slub-cache and slub-kmalloc are libslub's kmem_cache_alloc/free and kmalloc/kfree, slub-rseq its malloc on the rseq path (the SLUB_FAKE_RSEQ counting build; plain libslub under valgrind runs its cmpxchg16b mode)"
+  [micro]="ns and callgrind instructions per malloc+free pair (case: size/objects in flight); slub-cache and slub-kmalloc are libslub's kmem_cache_alloc/free and kmalloc/kfree, slub-rseq its malloc on the rseq path (the SLUB_FAKE_RSEQ counting build: on sheaves), slub-rseq-unqueued the same on cpu slabs; plain libslub under valgrind runs its cmpxchg16b mode, without rseq and so on cpu slabs"
   [threads]="millions of operations per second (case: threads; 2 CPUs, so 4 and 8 are oversubscribed)"
   [memory]="MiB resident net of the process before it allocates (frag: case is objects; rss-threads: case is threads, net of stacks)"
   [programs]="real programs (wall-s, cpu-s, peak-MiB) and redis (kreq/s per test, peak-MiB); glibc-again is glibc run twice as a contender: the noise floor"
@@ -59,7 +56,7 @@ for g in ${BENCH_GROUPS:-micro threads memory programs}; do
   {
     echo "# $g"
     echo
-    echo "${about[$g]}. Each cell: best / median of $rounds round(s); last column: libslub's median as a cost over the best peer's ($peers), rates inverted, so below 1 libslub wins."
+    echo "${about[$g]}. Each cell: best / median of $rounds round(s); last column: libslub's median as a cost over the best peer's ($peers), rates inverted, so below 1 libslub wins.${variants[*]:+ libslub is the library as shipped, on sheaves; slub-unqueued the same on its unqueued cpu slabs (slub_malloc_sheaves=0), a contender, not a peer.}"
     echo
     awk -F'\t' -v group="$g" -v peers="$peers" -f "$src/bench/suite_table.awk" "$raw"
     [ "$g" = programs ] && [ -s "$out_dir/programs.txt" ] &&

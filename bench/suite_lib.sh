@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2154  # sourced by suite.sh, which sets raw, rounds, build...
 # suite_lib.sh - sourced by bench/suite.sh: how a measurement is taken and
-# kept.  Every measurement is one process; its numbers go to $raw, one row
-# each:  group bench case metric better alloc round value
+# kept (what each contender runs with: bench/peers.sh's `preloaded`).
+# Every measurement is one process; its numbers go to $raw, one row each:
+#   group bench case metric better alloc round value
 # (better: "low" for costs, "high" for rates).  suite_table.awk and
 # suite_plot.sh read nothing else.
 
@@ -41,12 +42,4 @@ interleave() {
     done
     echo "  $group/$bench: round $r of $rounds" >&2
   done
-}
-
-declare -A alloc_options	# SLUB_OPTIONS of a libslub variant (slub-sheaves)
-
-preloaded() {	# preloaded ALLOC CMD...: CMD with ALLOC's library preloaded
-  local a=$1
-  shift
-  SLUB_OPTIONS=${alloc_options[$a]:-${SLUB_OPTIONS:-}} LD_PRELOAD=${preload[$a]} "$@"
 }

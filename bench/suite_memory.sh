@@ -15,11 +15,11 @@ run_one() {
   preloaded "$1" "$build/bench/bench_frag" $(($2 / (QUICK ? 10 : 1))) |
     awk '{printf "%.1f %.1f %.1f %.1f %d\n", $1 / 1024, $2 / 1024, $3 / 1024, $4 / 1024, $5}'
 }
-interleave memory frag low "peak final trimmed live has-trim" "${names[@]}"
+interleave memory frag low "peak final trimmed live has-trim" "${contenders[@]}"
 
 cases=(8 1000)
 run_one() {
   preloaded "$1" "$build/bench/bench_rss_threads" "$2" $((400000 / (QUICK ? 10 : 1))) |
     awk '{printf "%.1f %.1f\n", $1 / 1024, $2 / 1024}'
 }
-interleave memory rss-threads low "net-peak stacks" "${names[@]}"
+interleave memory rss-threads low "net-peak stacks" "${contenders[@]}"

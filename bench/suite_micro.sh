@@ -6,8 +6,10 @@
 # be 1 GiB: the extent stops at 64), under every allocator and libslub's
 # kmem_cache and kmalloc; then callgrind's instructions per pair, once
 # (they do not vary): libslub twice, its rseq path (COUNT_BUILD, the
-# SLUB_FAKE_RSEQ build: same instructions, CPU 0 always) and the
-# cmpxchg16b mode valgrind really runs it in.
+# SLUB_FAKE_RSEQ build: same instructions, CPU 0 always; on sheaves, and
+# with UNQUEUED=1 on cpu slabs too) and the cmpxchg16b mode valgrind really
+# runs it in (without rseq: on cpu slabs).  slub-unqueued (UNQUEUED=1) is
+# timed, not counted.
 
 micro_cases() {
   local s n
@@ -37,14 +39,14 @@ micro_run() {
     *) preloaded "$1" "$build/bench/bench_micro" "$s" "$n" "$(micro_pairs "$s")" ;;
   esac
 }
-interleave micro pair low ns "${names[@]}" slub-cache slub-kmalloc
+interleave micro pair low ns "${contenders[@]}" slub-cache slub-kmalloc
 
 callgrind_ir() {	# callgrind_ir PRELOAD CMD...: instructions per pair in `measured`
   local pre=$1 f pairs
   shift
   f=$(mktemp)
   # The pairs bench_micro measured (it may cap them): its second number.
-  pairs=$(SLUB_OPTIONS=${ir_options:-${SLUB_OPTIONS:-}} LD_PRELOAD=$pre valgrind --tool=callgrind --callgrind-out-file="$f" --collect-atstart=no \
+  pairs=$(SLUB_OPTIONS=${ir_options-${SLUB_OPTIONS:-}} LD_PRELOAD=$pre valgrind --tool=callgrind --callgrind-out-file="$f" --collect-atstart=no \
     --toggle-collect=measured "$@" 2>/dev/null | awk '{print $2}') &&
     awk -v n="$pairs" '/^(summary|totals):/ {t=$2} END {if (t && n) printf "%.1f\n", t / n}' "$f"
   rm -f "$f"
@@ -58,16 +60,17 @@ if command -v valgrind >/dev/null; then
     [ "$p" -ge "$n" ] || p=$n
     case $1 in
       slub-rseq) callgrind_ir "$count_build/libslub-malloc.so" "$build/bench/bench_micro" "$s" "$n" "$p" ;;
-      slub-rseq-sheaves) ir_options=slub_sheaves=$SHEAVES \
+      slub-rseq-unqueued) ir_options=$(slub_options slub-unqueued) \
         callgrind_ir "$count_build/libslub-malloc.so" "$build/bench/bench_micro" "$s" "$n" "$p" ;;
       slub-cache) callgrind_ir "" "$count_build/bench/bench_micro_slab" "$s" "$n" "$p" cache ;;
       slub-kmalloc) callgrind_ir "" "$count_build/bench/bench_micro_slab" "$s" "$n" "$p" kmalloc ;;
-      *) ir_options=${alloc_options[$1]:-} \
+      *) ir_options=$(slub_options "$1") \
         callgrind_ir "${preload[$1]}" "$build/bench/bench_micro" "$s" "$n" "$p" ;;
     esac
   }
+  # Not slub-unqueued: without rseq, libslub is on cpu slabs already.
   ir_allocs=("${names[@]}")
   [ -e "$count_build/libslub-malloc.so" ] && ir_allocs+=(slub-rseq slub-cache slub-kmalloc)
-  [ -e "$count_build/libslub-malloc.so" ] && [ "$SHEAVES" != 0 ] && ir_allocs+=(slub-rseq-sheaves)
+  [ -e "$count_build/libslub-malloc.so" ] && [ ${#variants[@]} -gt 0 ] && ir_allocs+=(slub-rseq-unqueued)
   rounds=1 interleave micro pair low Ir "${ir_allocs[@]}"
 fi

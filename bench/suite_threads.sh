@@ -17,5 +17,5 @@ for mt_bench in xmalloc larson scratch shortlived; do
     preloaded "$1" "$build/bench/bench_$mt_bench" "$2" $((mt_work[$mt_bench] / (QUICK ? 10 : 1))) |
       awk '{printf "%.3f\n", $1 / 1e6}'
   }
-  interleave threads "$mt_bench" high Mops "${names[@]}"
+  interleave threads "$mt_bench" high Mops "${contenders[@]}"
 done
