@@ -321,11 +321,18 @@ static bool zone_grow(struct zone *z, unsigned int order)
 	return section_carve(z, r, order);
 }
 
+static inline unsigned long zone_in_use(const struct zone *z)
+{
+	return z->managed_pages - z->free_pages - z->isolated_pages;
+}
+
 struct page *zone_take_locked(struct zone *z, unsigned int order, bool want_zero, bool *zero)
 {
 	struct page *page = rmqueue(z, order, want_zero, zero);
 	while (unlikely(!page) && zone_grow(z, order))
 		page = rmqueue(z, order, want_zero, zero);
+	if (page && zone_in_use(z) > z->peak_in_use)
+		z->peak_in_use = zone_in_use(z);
 	return page;
 }
 
@@ -619,33 +626,60 @@ static unsigned long zone_decay(struct zone *z, unsigned int min_order,
  *
  * The decay alone lets a short program keep everything it freed: git's
  * pack-objects runs for 160 ms, less than the decay period, and held 3.5
- * MB of free dirty blocks at its peak against 1.2 MB in use.  So free
- * pages that may be resident are also kept to at most the pages in use /
- * slub_dirty_ratio (jemalloc's old lg_dirty_mult bound, 8 as there), above
- * a floor of DIRTY_FLOOR_PAGES.  Past it, blocks of any order idle for
- * bound_idle_ms go back, largest and oldest first, until about half the
- * bound is left.  bound_idle_ms is a 64th of the decay period but at least
- * one tick of the coarse clock: a block freed in an earlier tick.  A free
- * and the look it runs share one `now`, so a block is never taken by its
- * own free's look; one freed and taken again at once (a loop) qualifies
- * only if a tick ends while it is free and another free looks then, which
- * costs one refault.  With two ticks (as first written) the bound never
- * reached what cc1 frees and leaves idle between one tick and two: its
- * peak RSS was 0.3 MB higher.  Pages on the per-CPU lists are
- * outside the bound (counted in use): at most slub_pcp_high per CPU.
+ * MB of free dirty blocks at its peak against 1.2 MB in use.  So the pages
+ * in use and the free ones that may be resident are kept to at most the
+ * recent peak of the pages in use times 1 + 1 / slub_dirty_ratio (8, as
+ * jemalloc's old lg_dirty_mult bound), the free ones to a floor of
+ * DIRTY_FLOOR_PAGES at least: free pages never raise the resident memory
+ * much past what the program itself used lately.  The recent peak is the
+ * most in use in this decay period or the last one, so a server whose
+ * replies come and go every few tens of ms keeps the pages they use.
+ * Bounded by the pages in use of the moment (as first written), redis'
+ * LRANGE replies went back and were faulted in again on every round of
+ * requests: 3x slower than glibc.  The peak of the resident memory has the
+ * same bound either way: the most ever in use times 1 + 1 / slub_dirty_ratio.
+ *
+ * Past the bound, blocks of any order idle for bound_idle_ms go back,
+ * largest and oldest first, until half the ratio's share is left below it.
+ * bound_idle_ms is a 64th of the decay period but at least one tick of
+ * the coarse clock: a block freed in an earlier tick.  A free and the look
+ * it runs share one `now`, so a block is never taken by its own free's
+ * look.  With two ticks (as first written) the bound never reached what
+ * cc1 frees and leaves idle between one tick and two: its peak RSS was
+ * 0.3 MB higher.  Pages on the per-CPU lists are outside the bound (counted
+ * in use): at most slub_pcp_high per CPU.
  */
 #define DIRTY_FLOOR_PAGES 64	/* 256 KiB: small processes keep their few free pages */
+
+/* The most pages in use in this decay period and the last. */
+static unsigned long zone_recent_peak(struct zone *z, uint64_t now)
+{
+	unsigned long in_use = zone_in_use(z);
+	if (now - z->peak_since_ms >= decay_ms) {
+		/*
+		 * A new period.  Its peak may be this moment's (a program idle
+		 * since it began, freeing now): the last period keeps it.
+		 */
+		z->last_peak_in_use = z->peak_in_use;
+		z->peak_in_use = in_use;
+		z->peak_since_ms = now;
+	}
+	return z->peak_in_use > z->last_peak_in_use ? z->peak_in_use : z->last_peak_in_use;
+}
 
 static void zone_bound_dirty(struct zone *z, uint64_t now)
 {
 	uint64_t idle_ms = bound_idle_ms;
 	z->next_bound_ms = now + idle_ms;
-	unsigned long in_use = z->managed_pages - z->free_pages - z->isolated_pages;
-	unsigned long bound = in_use / dirty_ratio;
-	if (bound < DIRTY_FLOOR_PAGES)
-		bound = DIRTY_FLOOR_PAGES;
-	if (z->dirty_pages > bound && now >= idle_ms) {
-		unsigned long pages = zone_decay(z, 0, now - idle_ms, 64, z->dirty_pages - bound / 2);
+	unsigned long in_use = zone_in_use(z);
+	unsigned long peak = zone_recent_peak(z, now);
+	unsigned long below_peak = peak > in_use ? peak - in_use : 0;
+	unsigned long share = peak / dirty_ratio;
+	if (share < DIRTY_FLOOR_PAGES)
+		share = DIRTY_FLOOR_PAGES;
+	if (z->dirty_pages > below_peak + share && now >= idle_ms) {
+		unsigned long pages = zone_decay(z, 0, now - idle_ms, 64,
+						 z->dirty_pages - below_peak - share / 2);
 		__atomic_add_fetch(&page_alloc_stats.bound_pages, pages, __ATOMIC_RELAXED);
 	}
 }

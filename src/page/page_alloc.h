@@ -50,6 +50,9 @@ struct zone {
 	unsigned long isolated_pages;	/* off the lists while being decommitted */
 	uint64_t next_decay_ms;
 	uint64_t next_bound_ms;		/* next look at the dirty bound */
+	/* The most pages in use in this decay period and the last (zone_bound_dirty()). */
+	unsigned long peak_in_use, last_peak_in_use;
+	uint64_t peak_since_ms;		/* when this period began */
 	struct mem_region *sections;
 	const char *name;
 	int node;

@@ -4,9 +4,9 @@
  * after slub_reclaim() and after the decay period, zero requests reuse
  * decommitted blocks without a memset, warm blocks are reused first, and a
  * block freed and reused in a loop is never decommitted (no thrashing).
- * With --bound, the dirty bound (slub_dirty_ratio): free blocks beyond an
- * eighth of the pages in use go back long before the decay, and still no
- * loop thrashes.
+ * With --bound, the dirty bound (slub_dirty_ratio): free blocks that would
+ * take the memory past the recent peak in use and an eighth of it go back
+ * long before the decay, those below it stay, and still no loop thrashes.
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
@@ -179,41 +179,97 @@ static uint64_t bound_idle(void)
 }
 
 /*
- * 8 MiB in use and 32 MiB freed: long before the decay, the free blocks
- * that sat idle a few ms go back until what is left is within an eighth
- * of the pages in use, and the blocks in use keep their contents.
+ * Clean blocks for the tests below to take: @n max-order blocks carved and
+ * decommitted.  Their use is no peak of the test's: forgotten, as if two
+ * decay periods had passed.
  */
-static void dirty_pages_follow_use(void)
+static void carve_clean(unsigned long n)
 {
+	unsigned long blocks[16];
+	CHECK(n <= 16);
+	fill_and_free(n, true, blocks);
 	slub_reclaim();
-	unsigned long keep[2], freed[8];
+	normal()->peak_in_use = normal()->last_peak_in_use = 0;
+}
+
+static void sleep_ms(uint64_t ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * A server's pattern: 32 MiB of replies made and freed over and over, each
+ * time idle longer than the bound waits, beside 8 MiB kept.  What is freed
+ * stays below the recent peak of the pages in use: kept, never decommitted
+ * and faulted in again (bounded by the pages in use of the moment, it was).
+ */
+static void pages_freed_below_the_peak_stay(void)
+{
+	carve_clean(12);
+	unsigned long keep[2], replies[8];
+	fill_and_free(2, false, keep);
+	unsigned long before = page_alloc_stats.decommitted_pages;
+	unsigned long bound_before = page_alloc_stats.bound_pages;
+	int rounds;
+	for (rounds = 0; rounds < 3; rounds++) {
+		fill_and_free(8, false, replies);
+		sleep_ms(bound_idle() + os_clock_tick_ms() + 2);
+		for (int i = 0; i < 8; i++)
+			free_pages(replies[i], MAX_PAGE_ORDER);
+		sleep_ms(bound_idle() + os_clock_tick_ms() + 2);
+		free_pages(__get_free_pages(GFP_KERNEL, 4), 4);	/* a free to the zone looks */
+	}
+	fprintf(stderr, "   %d rounds, %lu pages dirty, %lu decommitted\n", rounds,
+		normal()->dirty_pages, page_alloc_stats.decommitted_pages - before);
+	CHECK_EQ(page_alloc_stats.bound_pages, bound_before);
+	CHECK_EQ(page_alloc_stats.decommitted_pages, before);
+	CHECK(normal()->dirty_pages >= 7UL << MAX_PAGE_ORDER);
+	for (int i = 0; i < 2; i++)
+		free_pages(keep[i], MAX_PAGE_ORDER);
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
+/*
+ * 8 MiB kept, 32 MiB freed (a peak of 40 in use), then 16 MiB taken
+ * zeroed, from clean blocks: free and used pages would now hold 56 MiB,
+ * past the peak and its eighth.  Long before the decay, the free blocks
+ * idle a few ms go back until what is left is within the bound, and the
+ * blocks in use keep their contents.
+ */
+static void pages_freed_above_the_peak_go_back(void)
+{
+	carve_clean(16);
+	unsigned long keep[2], freed[8], zeroed[4];
 	fill_and_free(2, false, keep);
 	fill_and_free(8, false, freed);
-	long rss1 = rss_bytes();
-	uint64_t t0 = os_now_ms();
 	for (int i = 0; i < 8; i++)
 		free_pages(freed[i], MAX_PAGE_ORDER);
-	/*
-	 * Young: kept.  The clock is coarse (a tick, 1 to 4 ms): if one went
-	 * by during the frees, the first blocks may already look idle.
-	 */
-	if (os_now_ms() - t0 < bound_idle())
-		CHECK(normal()->dirty_pages >= 8UL << MAX_PAGE_ORDER);
-	struct timespec ts = { 0, (long)(bound_idle() + 2 * os_clock_tick_ms() + 10) * 1000000L };
-	nanosleep(&ts, NULL);
+	for (int i = 0; i < 4; i++) {
+		zeroed[i] = __get_free_pages(GFP_KERNEL | __GFP_ZERO, MAX_PAGE_ORDER);
+		CHECK(zeroed[i] != 0);
+		memset((void *)zeroed[i], 0x55, PAGE_SIZE << MAX_PAGE_ORDER);
+	}
+	long rss1 = rss_bytes();
+	sleep_ms(bound_idle() + 2 * os_clock_tick_ms() + 10);
 	free_pages(__get_free_pages(GFP_KERNEL, 4), 4);	/* a free to the zone looks */
 	long rss2 = rss_bytes();
-	unsigned long in_use = 2UL << MAX_PAGE_ORDER;
+	unsigned long in_use = 6UL << MAX_PAGE_ORDER, peak = 10UL << MAX_PAGE_ORDER;
 	fprintf(stderr, "   rss %ld -> %ld MiB, %lu pages dirty\n", rss1 >> 20, rss2 >> 20,
 		normal()->dirty_pages);
-	/* The trigger took a dirty block and freed it: that one is young again. */
-	CHECK(normal()->dirty_pages <= in_use / 8 + MAX_ORDER_NR_PAGES);
-	CHECK(rss1 - rss2 >= 24 * (long)MIB);
-	CHECK(page_alloc_stats.bound_pages >= 6UL << MAX_PAGE_ORDER);
+	/* Within the bound; the trigger took a dirty block and freed it: that one is young. */
+	CHECK(normal()->dirty_pages <= peak - in_use + peak / 8 + MAX_ORDER_NR_PAGES);
+	CHECK(rss1 - rss2 >= 12 * (long)MIB);
+	CHECK(page_alloc_stats.bound_pages >= 3UL << MAX_PAGE_ORDER);
 	for (int i = 0; i < 2; i++) {
 		const unsigned char *b = (const unsigned char *)keep[i];
 		CHECK(b[0] == 0x77 && b[(PAGE_SIZE << MAX_PAGE_ORDER) - 1] == 0x77);
 		free_pages(keep[i], MAX_PAGE_ORDER);
+	}
+	for (int i = 0; i < 4; i++) {
+		const unsigned char *b = (const unsigned char *)zeroed[i];
+		CHECK(b[0] == 0x55 && b[(PAGE_SIZE << MAX_PAGE_ORDER) - 1] == 0x55);
+		free_pages(zeroed[i], MAX_PAGE_ORDER);
 	}
 	CHECK_EQ(page_alloc_validate(), 0);
 }
@@ -225,7 +281,8 @@ int main(int argc, char **argv)
 	snprintf(opt, sizeof(opt), "slub_decay_ms=%d slub_dirty_ratio=%d", DECAY_MS, bound ? 8 : 0);
 	CHECK_EQ(slub_setup(opt), 0);
 	if (bound) {
-		RUN(dirty_pages_follow_use);
+		RUN(pages_freed_below_the_peak_stay);
+		RUN(pages_freed_above_the_peak_go_back);
 		RUN(reuse_loop_does_not_thrash);
 		return check_done();
 	}
