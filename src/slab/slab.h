@@ -68,6 +68,7 @@
 #include "base/list.h"
 #include "page/memmap.h"
 #include "base/os.h"
+#include "slab/pagemap.h"
 #include "slab/percpu_rseq.h"
 #include "slab/sheaf.h"
 #include "slab/sheaf_rseq.h"
@@ -517,6 +518,23 @@ static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
 					     uintptr_t *slab_start)
 {
 	uintptr_t a = (uintptr_t)p;
+#ifdef SLUB_PAGEMAP
+	/* addr - 1: NULL refused with the addresses above the table (memmap_slot). */
+	if (unlikely((a - 1) >> ADDR_BITS))
+		return NULL;
+	struct slab *slab = pagemap_lookup(a);
+	if (unlikely(!slab))
+		return NULL;
+	/* Re-checked: a racing lookup may hold a stale entry (pagemap.h). */
+	intptr_t cache = (intptr_t)READ_ONCE(slab->slab_cache);
+	if (unlikely(cache <= 0))
+		return NULL;
+	*slabp = slab;
+	/* The section's base, then its mem_map's index scaled to pages. */
+	uintptr_t sbase = (uintptr_t)slab & ~(SECTION_SIZE - 1);
+	*slab_start = sbase + ((uintptr_t)slab - sbase) * (PAGE_SIZE / sizeof(struct page));
+	return (struct kmem_cache *)cache;
+#else
 	int32_t slot = (int32_t)memmap_slot(a);
 	if (unlikely(slot <= 0))
 		return NULL;
@@ -531,6 +549,7 @@ static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
 	/* A multiple of the descriptor's size: one shift, not a shift each way. */
 	*slab_start = base + ((uintptr_t)head - base) * (PAGE_SIZE / sizeof(struct page));
 	return (struct kmem_cache *)word;
+#endif
 }
 
 /*
