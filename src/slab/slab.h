@@ -159,7 +159,11 @@ struct slab {
 	};
 	/* descriptor 1: the first tail, a tail to everyone else */
 	uint32_t tail_flags;
-	uint32_t tail_unused;
+	union {
+		uint32_t tail_unused;
+		/* SLUB_PAGEMAP: where a slab headed here starts in its section */
+		uint32_t start_in_section;
+	};
 	uintptr_t tail_compound_head;
 	void *freelist;			/* first free object */
 	union {
@@ -530,9 +534,8 @@ static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
 	if (unlikely(cache <= 0))
 		return NULL;
 	*slabp = slab;
-	/* The section's base, then its mem_map's index scaled to pages. */
-	uintptr_t sbase = (uintptr_t)slab & ~(SECTION_SIZE - 1);
-	*slab_start = sbase + ((uintptr_t)slab - sbase) * (PAGE_SIZE / sizeof(struct page));
+	/* A slab's pages, as its descriptors, are in the section of @p's page. */
+	*slab_start = (a & ~(SECTION_SIZE - 1)) + READ_ONCE(slab->start_in_section);
 	return (struct kmem_cache *)cache;
 #else
 	int32_t slot = (int32_t)memmap_slot(a);

@@ -213,6 +213,7 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 		__free_pages(page, oo_order(oo));
 		return NULL;
 	}
+	WRITE_ONCE(slab->start_in_section, (uint32_t)((uintptr_t)start & (SECTION_SIZE - 1)));
 #endif
 	/*
 	 * A cache that already holds populate_slabs slabs will fill this one
@@ -298,6 +299,11 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 #ifdef SLUB_PAGEMAP
 	/* Before the descriptors: no entry outlives the slab (pagemap.h). */
 	pagemap_set((uintptr_t)slab_address(slab), slab->order, NULL);
+	/*
+	 * start_in_section stays: the first tail's order, zone and node, which
+	 * no one reads of a tail, and it depends on the descriptor alone, so a
+	 * racing lookup that still sees the cache sees the right start too.
+	 */
 #endif
 	/* Both descriptors as the page allocator left them: a head, a tail. */
 	WRITE_ONCE(slab->slab_cache, NULL);
@@ -1353,6 +1359,22 @@ static long walk_freelist(struct kmem_cache *s, struct slab *slab, void *p, cons
 	return n;
 }
 
+/* Every page of @slab names it, and it knows where it starts (pagemap.h). */
+static bool pagemap_names(struct slab *slab)
+{
+#ifdef SLUB_PAGEMAP
+	uintptr_t start = (uintptr_t)slab_address(slab);
+	if (slab->start_in_section != (start & (SECTION_SIZE - 1)))
+		return false;
+	for (unsigned long i = 0; i < 1UL << slab->order; i++)
+		if (pagemap_lookup(start + i * PAGE_SIZE) != slab)
+			return false;
+#else
+	(void)slab;
+#endif
+	return true;
+}
+
 static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void *cpu_freelist,
 				   bool frozen)
 {
@@ -1363,7 +1385,7 @@ static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void
 		return 1;
 	if (slab->slab_cache != s || !(slab_flags(slab) & PG_slab) || c.frozen != frozen ||
 	    slab->tail_flags != PG_tail || slab->tail_compound_head != tail_word(slab_page(slab)) ||
-	    c.objects != (PAGE_SIZE << slab->order) / s->size ||
+	    !pagemap_names(slab) || c.objects != (PAGE_SIZE << slab->order) / s->size ||
 	    c.built > c.objects || (s->ctor && c.built != c.objects) ||
 	    (long)c.built - (long)c.inuse != own + (frozen ? 0 : cpu)) {
 		slub_report("validate %s: slab %p: objects %u built %u inuse %u frozen %u, free %ld + %ld on the cpu",
