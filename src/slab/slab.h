@@ -68,6 +68,7 @@
 #include "base/list.h"
 #include "page/memmap.h"
 #include "base/os.h"
+#include "slab/pagemap.h"
 #include "slab/percpu_rseq.h"
 #include "slab/sheaf.h"
 #include "slab/sheaf_rseq.h"
@@ -158,7 +159,11 @@ struct slab {
 	};
 	/* descriptor 1: the first tail, a tail to everyone else */
 	uint32_t tail_flags;
-	uint32_t tail_unused;
+	union {
+		uint32_t tail_unused;
+		/* SLUB_PAGEMAP: where a slab headed here starts in its section */
+		uint32_t start_in_section;
+	};
 	uintptr_t tail_compound_head;
 	void *freelist;			/* first free object */
 	union {
@@ -517,6 +522,22 @@ static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
 					     uintptr_t *slab_start)
 {
 	uintptr_t a = (uintptr_t)p;
+#ifdef SLUB_PAGEMAP
+	/* addr - 1: NULL refused with the addresses above the table (memmap_slot). */
+	if (unlikely((a - 1) >> ADDR_BITS))
+		return NULL;
+	struct slab *slab = pagemap_lookup(a);
+	if (unlikely(!slab))
+		return NULL;
+	/* Re-checked: a racing lookup may hold a stale entry (pagemap.h). */
+	intptr_t cache = (intptr_t)READ_ONCE(slab->slab_cache);
+	if (unlikely(cache <= 0))
+		return NULL;
+	*slabp = slab;
+	/* A slab's pages, as its descriptors, are in the section of @p's page. */
+	*slab_start = (a & ~(SECTION_SIZE - 1)) + READ_ONCE(slab->start_in_section);
+	return (struct kmem_cache *)cache;
+#else
 	int32_t slot = (int32_t)memmap_slot(a);
 	if (unlikely(slot <= 0))
 		return NULL;
@@ -531,6 +552,7 @@ static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
 	/* A multiple of the descriptor's size: one shift, not a shift each way. */
 	*slab_start = base + ((uintptr_t)head - base) * (PAGE_SIZE / sizeof(struct page));
 	return (struct kmem_cache *)word;
+#endif
 }
 
 /*

@@ -161,6 +161,33 @@ static void *link_objects(struct kmem_cache *s, struct slab *slab, unsigned int 
 	return object_at(s, base, start);
 }
 
+#ifdef SLUB_PAGEMAP
+struct slab **pagemap_root[PAGEMAP_ROOT_ENTRIES];
+
+bool pagemap_set(uintptr_t start, unsigned int order, struct slab *slab)
+{
+	struct slab ***root = &pagemap_root[start >> PAGEMAP_LEAF_SHIFT];
+	struct slab **leaf = __atomic_load_n(root, __ATOMIC_ACQUIRE);
+	if (unlikely(!leaf)) {
+		if (!slab)
+			return true;	/* nothing was ever named here */
+		/* Mapped outside any lock: two makers race, the loser unmaps its own. */
+		struct slab **mine = os_map_sparse(PAGEMAP_LEAF_BYTES);
+		if (!mine)
+			return false;
+		if (__atomic_compare_exchange_n(root, &leaf, mine, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			leaf = mine;
+		else
+			os_release(mine, PAGEMAP_LEAF_BYTES);
+	}
+	size_t first = pagemap_index(start);
+	for (size_t i = 0; i < (1UL << order); i++)
+		__atomic_store_n(&leaf[first + i], slab, __ATOMIC_RELAXED);
+	return true;
+}
+#endif
+
 static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	struct kmem_cache_order_objects oo = { READ_ONCE(s->oo.x) };	/* order may be written */
@@ -180,6 +207,14 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 
 	unsigned int objects = oo_objects(oo);
 	void *start = slab_address(slab);
+#ifdef SLUB_PAGEMAP
+	/* Before the cache is set: no object is handed out unnamed. */
+	if (unlikely(!pagemap_set((uintptr_t)start, oo_order(oo), slab))) {
+		__free_pages(page, oo_order(oo));
+		return NULL;
+	}
+	WRITE_ONCE(slab->start_in_section, (uint32_t)((uintptr_t)start & (SECTION_SIZE - 1)));
+#endif
 	/*
 	 * A cache that already holds populate_slabs slabs will fill this one
 	 * too: fault it in with one call, not page by page as the lazy link-up
@@ -261,6 +296,15 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	__atomic_sub_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&n->total_pages, 1UL << slab->order, __ATOMIC_RELAXED);
 	stat(s, FREE_SLAB);
+#ifdef SLUB_PAGEMAP
+	/* Before the descriptors: no entry outlives the slab (pagemap.h). */
+	pagemap_set((uintptr_t)slab_address(slab), slab->order, NULL);
+	/*
+	 * start_in_section stays: the first tail's order, zone and node, which
+	 * no one reads of a tail, and it depends on the descriptor alone, so a
+	 * racing lookup that still sees the cache sees the right start too.
+	 */
+#endif
 	/* Both descriptors as the page allocator left them: a head, a tail. */
 	WRITE_ONCE(slab->slab_cache, NULL);
 	slab->freelist = NULL;
@@ -1315,6 +1359,22 @@ static long walk_freelist(struct kmem_cache *s, struct slab *slab, void *p, cons
 	return n;
 }
 
+/* Every page of @slab names it, and it knows where it starts (pagemap.h). */
+static bool pagemap_names(struct slab *slab)
+{
+#ifdef SLUB_PAGEMAP
+	uintptr_t start = (uintptr_t)slab_address(slab);
+	if (slab->start_in_section != (start & (SECTION_SIZE - 1)))
+		return false;
+	for (unsigned long i = 0; i < 1UL << slab->order; i++)
+		if (pagemap_lookup(start + i * PAGE_SIZE) != slab)
+			return false;
+#else
+	(void)slab;
+#endif
+	return true;
+}
+
 static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void *cpu_freelist,
 				   bool frozen)
 {
@@ -1325,7 +1385,7 @@ static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void
 		return 1;
 	if (slab->slab_cache != s || !(slab_flags(slab) & PG_slab) || c.frozen != frozen ||
 	    slab->tail_flags != PG_tail || slab->tail_compound_head != tail_word(slab_page(slab)) ||
-	    c.objects != (PAGE_SIZE << slab->order) / s->size ||
+	    !pagemap_names(slab) || c.objects != (PAGE_SIZE << slab->order) / s->size ||
 	    c.built > c.objects || (s->ctor && c.built != c.objects) ||
 	    (long)c.built - (long)c.inuse != own + (frozen ? 0 : cpu)) {
 		slub_report("validate %s: slab %p: objects %u built %u inuse %u frozen %u, free %ld + %ld on the cpu",
