@@ -5,6 +5,8 @@
 # the loop included ("pair"), and without the loop's own ("allocator").
 #   rseq path: COUNT_BUILD (cmake -DSLUB_FAKE_RSEQ=ON; default build-count)
 #   cmpxchg16b: BUILD (default build), the mode valgrind really runs
+# malloc's caches are on sheaves where rseq runs; "cpu slabs" counts the
+# rseq path again with slub_malloc_sheaves=0 (added to SLUB_OPTIONS).
 # SIZE (default 64) and PAIRS (default 100000) may be set.
 set -euo pipefail
 build=${1:-build}
@@ -14,22 +16,26 @@ pairs=${PAIRS:-100000}
 . "$(dirname "$0")/peers.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-count() {	# count LABEL PRELOAD BINARY API
-  LD_PRELOAD=$2 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" --collect-atstart=no \
-    --toggle-collect=measured "$3" "$size" "$pairs" "$4" >/dev/null 2>&1
+count() {	# count LABEL PRELOAD BINARY API [SLUB_OPTIONS]
+  SLUB_OPTIONS=${5-${SLUB_OPTIONS:-}} LD_PRELOAD=$2 valgrind --tool=callgrind \
+    --callgrind-out-file="$tmp/cg" --collect-atstart=no --toggle-collect=measured "$3" "$size" "$pairs" "$4" >/dev/null 2>&1
   local total loop
   total=$(awk '/^(summary|totals):/ {t=$2} END {print t}' "$tmp/cg")
   loop=$(callgrind_annotate --inclusive=no "$tmp/cg" 2>/dev/null |
     awk '/ring_(malloc|cache|kmalloc)/ && !n++ {gsub(",", "", $1); print $1}')
   awk -v n="$1" -v t="$total" -v l="${loop:-0}" -v p="$pairs" \
-    'BEGIN {printf "%-36s %8.1f %10.1f\n", n, t / p, (t - l) / p}'
+    'BEGIN {printf "%-38s %8.1f %10.1f\n", n, t / p, (t - l) / p}'
 }
 
-printf '%-36s %8s %10s\n' "Ir per pair, $size B, ring of 64" pair allocator
+printf '%-38s %8s %10s\n' "Ir per pair, $size B, ring of 64" pair allocator
 for c in "$count_build:rseq path" "$build:cmpxchg16b"; do
   b=${c%%:*} mode=${c#*:}
   [ -e "$b/libslub-malloc.so" ] || continue
   count "libslub malloc ($mode)" "$(realpath "$b/libslub-malloc.so")" "$build/bench/bench_ring" malloc
+  if [ "$b" = "$count_build" ]; then
+    count "libslub malloc, cpu slabs ($mode)" "$(realpath "$b/libslub-malloc.so")" \
+      "$build/bench/bench_ring" malloc "${SLUB_OPTIONS:+$SLUB_OPTIONS }slub_malloc_sheaves=0"
+  fi
   count "libslub kmem_cache ($mode)" "" "$b/bench/bench_ring_slab" cache
   count "libslub kmalloc ($mode)" "" "$b/bench/bench_ring_slab" kmalloc
 done
