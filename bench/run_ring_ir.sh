@@ -25,10 +25,10 @@ count() {	# count LABEL PRELOAD BINARY API [SLUB_OPTIONS]
   loop=$(callgrind_annotate --inclusive=no "$tmp/cg" 2>/dev/null |
     awk '/ring_(malloc|cache|kmalloc)/ && !n++ {gsub(",", "", $1); print $1}')
   awk -v n="$1" -v t="$total" -v l="${loop:-0}" -v p="$pairs" \
-    'BEGIN {printf "%-36s %8.1f %10.1f\n", n, t / p, (t - l) / p}'
+    'BEGIN {printf "%-38s %8.1f %10.1f\n", n, t / p, (t - l) / p}'
 }
 
-printf '%-36s %8s %10s\n' "Ir per pair, $size B, ring of 64" pair allocator
+printf '%-38s %8s %10s\n' "Ir per pair, $size B, ring of 64" pair allocator
 for c in "$count_build:rseq path" "$build:cmpxchg16b"; do
   b=${c%%:*} mode=${c#*:}
   [ -e "$b/libslub-malloc.so" ] || continue

@@ -5,15 +5,13 @@
 # SHEAVES=N here is that N.  Unqueued is also slub_malloc_sheaves=0 (peers.sh's
 # slub-unqueued): libslub-malloc.so is on sheaves by default.
 # The counting builds need bench_slab and slub_malloc built:
-#   cmake -S . -B build-count -DSLUB_FAKE_RSEQ=ON [-DSLUB_SHEAVES_FIRST=ON]
+#   cmake -S . -B build-count -DSLUB_FAKE_RSEQ=ON
 #  1. ns per alloc+free pair of 64 bytes: kmem_cache, kmalloc, and malloc
 #     through libslub-malloc.so (LD_PRELOAD), with glibc and the peers'
 #     malloc beside them; interleaved rounds, best round.
 #  2. instructions per pair under callgrind, each loop's own included: the
-#     rseq path in the counting build (COUNT_BUILD, -DSLUB_FAKE_RSEQ=ON), the
-#     same with the sheaves tested first (SF_COUNT_BUILD, also
-#     -DSLUB_SHEAVES_FIRST=ON: each design pays the one test), and the
-#     cmpxchg16b/locked path valgrind really runs.
+#     rseq path in the counting build (COUNT_BUILD, -DSLUB_FAKE_RSEQ=ON) and
+#     the cmpxchg16b/locked path valgrind really runs.
 #  3. ns per random replacement in a live heap (bench_churn), single- and
 #     multi-threaded paths.
 #  4. fragmentation: bench_slab_frag's slabs and objects in use per slab after
@@ -21,7 +19,6 @@
 set -euo pipefail
 build=${1:-build}
 count_build=${COUNT_BUILD:-build-count}
-sf_count_build=${SF_COUNT_BUILD:-build-count-sf}
 sheaves=${SHEAVES:-32}
 rounds=${ROUNDS:-5}
 iters=${ITERS:-20000000}
@@ -78,11 +75,6 @@ if command -v valgrind >/dev/null; then
     if [ -x "$count_build/bench/bench_slab" ]; then
       printf '%-37s' "$m (rseq, counting build)"
       for d in "${designs[@]}"; do count "$count_build" "$m" "${opts[$d]}"; done
-      echo
-    fi
-    if [ -x "$sf_count_build/bench/bench_slab" ]; then
-      printf '%-37s' "$m (rseq, sheaves tested first)"
-      for d in "${designs[@]}"; do count "$sf_count_build" "$m" "${opts[$d]}"; done
       echo
     fi
     printf '%-37s' "$m (as valgrind runs: no rseq)"

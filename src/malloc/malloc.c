@@ -38,6 +38,12 @@ void free_aligned_sized(void *p, size_t align, size_t size);
 /* Out of memory is the caller's to handle: no warning, as in glibc. */
 #define MALLOC_GFP (GFP_KERNEL | __GFP_NOWARN)
 #define MALLOC_MIN_ALIGN 16
+/*
+ * The fast paths test for sheaves first: malloc's caches are on sheaves
+ * wherever rseq runs (sheaf.c's capacity_wanted), so a pop or push skips
+ * the unqueued sequence, and on cpu slabs pays one test of sheaf_slots.
+ */
+#define MALLOC_SHEAVES_FIRST true
 #define REALLOC_POPULATE_MIN (64UL << 10)	/* 16 pages: one call beats 16 faults */
 
 /* ---- allocation ------------------------------------------------------------------ */
@@ -66,7 +72,7 @@ static inline __attribute__((always_inline)) void *malloc_gfp(size_t size, gfp_t
 	if (likely(size - 1 < MALLOC_MAX_CLASS_SIZE)) {
 		struct kmem_cache *s = malloc_cache_fast(size);
 		if (likely(s))
-			return slab_alloc(s, gfp, NUMA_NO_NODE);
+			return slab_alloc_in(s, gfp, NUMA_NO_NODE, MALLOC_SHEAVES_FIRST);
 	}
 	return malloc_slow(size, gfp);
 }
@@ -188,7 +194,7 @@ MALLOC_API void free(void *p)
 	struct slab *slab;
 	struct kmem_cache *s = object_cache(p, &slab);
 	if (likely(s))
-		slab_free(s, slab, p);
+		slab_free_in(s, slab, p, MALLOC_SHEAVES_FIRST);
 	else
 		free_slow(p, "free");
 }
@@ -263,7 +269,7 @@ static inline void sized_free(void *p, size_t align, size_t size, const char *ca
 	struct kmem_cache *s = object_cache(p, &slab);
 	if (likely(s && !kmem_cache_debug(s) && size <= slab_ksize(s) && align &&
 		   !(align & (align - 1)) && !((uintptr_t)p & (align - 1))))
-		slab_free(s, slab, p);
+		slab_free_in(s, slab, p, MALLOC_SHEAVES_FIRST);
 	else if (p)
 		sized_free_slow(p, align, size, caller);
 }
@@ -358,7 +364,7 @@ MALLOC_API void *realloc(void *p, size_t size)
 		old = get_orig_size(s, p);	/* what the caller has: not the red zone */
 	void *q = realloc_move(p, size, old);
 	if (q)
-		slab_free(s, slab, p);
+		slab_free_in(s, slab, p, MALLOC_SHEAVES_FIRST);
 	return q;
 }
 

@@ -781,30 +781,25 @@ __hidden void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void
 __hidden void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object);
 
 /*
- * Which fast path a cache takes.  By default a cache with sheaves passes
- * the unqueued sequence no slots (it gives up after its CPU number), then
- * pops its main sheaf: a cache without sheaves costs its misses one test of
- * sheaf_slots, and its hits nothing.  -DSLUB_SHEAVES_FIRST=ON (a build for
- * measurements) tests sheaf_slots first instead: each path costs what its
- * design costs, the unqueued one plus that test.
+ * Which fast path a cache takes, in an order each call site chooses at
+ * compile time.  slab_alloc and slab_free (the kmem_cache API, kmalloc:
+ * their caches are on cpu slabs unless asked) pass a cache with sheaves
+ * to the unqueued sequence with no slots (it gives up after its CPU
+ * number), then pop its main sheaf: a cache without sheaves costs its
+ * misses one test of sheaf_slots, and its hits nothing.  The sheaves-first
+ * ones (malloc: its caches are on sheaves where rseq runs) test
+ * sheaf_slots first: each path costs its own sequence and that one test.
  */
-#ifndef SLUB_SHEAVES_FIRST
-#define SLUB_SHEAVES_FIRST 0
-#endif
-
 /* The whole allocation: fast path, slow path, __GFP_ZERO. */
 static __attribute__((always_inline)) inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp,
 							      int node)
 {
 #if SLUB_HAVE_RSEQ_ASM
-	void *object = NULL;
-	if (!SLUB_SHEAVES_FIRST || !s->sheaf_slots) {
-		object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->cpu_slab_slots,
-					   s->offset, &slab_fp_key, &slab_fp_tag);
-		if (likely(object && !(gfp & __GFP_ZERO))) {
-			stat(s, ALLOC_FASTPATH);
-			return object;
-		}
+	void *object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->cpu_slab_slots, s->offset,
+				   &slab_fp_key, &slab_fp_tag);
+	if (likely(object && !(gfp & __GFP_ZERO))) {
+		stat(s, ALLOC_FASTPATH);
+		return object;
 	}
 	if (!object && s->sheaf_slots) {
 		object = rseq_sheaf_pop(slub_fastpath_area, s->cpu_slab, s->sheaf_slots, s->offset);
@@ -817,6 +812,61 @@ static __attribute__((always_inline)) inline void *slab_alloc(struct kmem_cache 
 #else
 	return slab_alloc_finish(s, gfp, node, NULL);
 #endif
+}
+
+/*
+ * s->sheaf_slots != 0 as one compare with memory: in C, GCC loads the
+ * word into a register to reuse as the sheaf sequence's slot count, and a
+ * cache without sheaves pays for the load (one instruction a pop or push).
+ */
+static __attribute__((always_inline)) inline bool slab_has_sheaves(const struct kmem_cache *s)
+{
+#if SLUB_HAVE_RSEQ_ASM
+	__asm__ goto("cmpl $0, %0\n\t"
+		     "jne %l[yes]"
+		     :
+		     : "m"(s->sheaf_slots)
+		     : "cc"
+		     : yes);
+	return false;
+yes:
+	return true;
+#else
+	return s->sheaf_slots != 0;
+#endif
+}
+
+/* slab_alloc testing for sheaves first. */
+static __attribute__((always_inline)) inline void *
+slab_alloc_sheaves_first(struct kmem_cache *s, gfp_t gfp, int node)
+{
+#if SLUB_HAVE_RSEQ_ASM
+	void *object;
+	if (slab_has_sheaves(s)) {
+		object = rseq_sheaf_pop(slub_fastpath_area, s->cpu_slab, s->sheaf_slots, s->offset);
+		if (likely(object && !(gfp & __GFP_ZERO))) {
+			stat(s, ALLOC_PCS);
+			return object;
+		}
+	} else {
+		object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->cpu_slab_slots,
+					   s->offset, &slab_fp_key, &slab_fp_tag);
+		if (likely(object && !(gfp & __GFP_ZERO))) {
+			stat(s, ALLOC_FASTPATH);
+			return object;
+		}
+	}
+	return slab_alloc_finish(s, gfp, node, object);
+#else
+	return slab_alloc_finish(s, gfp, node, NULL);
+#endif
+}
+
+/* Either order, by a constant @sheaves_first. */
+static __attribute__((always_inline)) inline void *
+slab_alloc_in(struct kmem_cache *s, gfp_t gfp, int node, bool sheaves_first)
+{
+	return sheaves_first ? slab_alloc_sheaves_first(s, gfp, node) : slab_alloc(s, gfp, node);
 }
 
 /*
@@ -850,8 +900,7 @@ static __attribute__((always_inline)) inline void slab_free(struct kmem_cache *s
 							    void *object)
 {
 #if SLUB_HAVE_RSEQ_ASM
-	if ((!SLUB_SHEAVES_FIRST || !s->sheaf_slots) &&
-	    slab_push_done(s, slab, object,
+	if (slab_push_done(s, slab, object,
 			   rseq_freelist_push(slub_fastpath_area, s->cpu_slab, s->cpu_slab_slots,
 					      s->offset, &slab_fp_key, slab, object),
 			   FREE_FASTPATH))
@@ -864,6 +913,39 @@ static __attribute__((always_inline)) inline void slab_free(struct kmem_cache *s
 		return;
 #endif
 	slab_free_finish(s, slab, object);
+}
+
+/* slab_free testing for sheaves first. */
+static __attribute__((always_inline)) inline void
+slab_free_sheaves_first(struct kmem_cache *s, struct slab *slab, void *object)
+{
+#if SLUB_HAVE_RSEQ_ASM
+	if (slab_has_sheaves(s)) {
+		if (slab_on_this_node(slab) &&
+		    slab_push_done(s, slab, object,
+				   rseq_sheaf_push(slub_fastpath_area, s->cpu_slab, s->sheaf_slots,
+						   s->offset, &slab_fp_key, object),
+				   FREE_PCS))
+			return;
+	} else if (slab_push_done(s, slab, object,
+				  rseq_freelist_push(slub_fastpath_area, s->cpu_slab,
+						     s->cpu_slab_slots, s->offset, &slab_fp_key,
+						     slab, object),
+				  FREE_FASTPATH)) {
+		return;
+	}
+#endif
+	slab_free_finish(s, slab, object);
+}
+
+/* Either order, by a constant @sheaves_first. */
+static __attribute__((always_inline)) inline void
+slab_free_in(struct kmem_cache *s, struct slab *slab, void *object, bool sheaves_first)
+{
+	if (sheaves_first)
+		slab_free_sheaves_first(s, slab, object);
+	else
+		slab_free(s, slab, object);
 }
 
 #endif
