@@ -6,8 +6,9 @@
  * as tcmalloc's pagemap names a span.  Without the option object_slab()
  * goes through the section table, the page's descriptor and its compound
  * head (slab.h); with it, through this table alone, and the slab's start
- * is arithmetic on the descriptor's address (slabs live in section
- * regions, one SECTION_SIZE-aligned slot each, with the mem_map first).
+ * is its section's base (slabs live in section regions, one
+ * SECTION_SIZE-aligned slot each) plus the offset the slab keeps in its
+ * first tail (struct slab.start_in_section).
  *
  * Two levels, for the ADDR_BITS - PAGE_SHIFT bits of a page number:
  *   root  PAGEMAP_ROOT_ENTRIES leaf pointers, in the bss (256 KiB, of
