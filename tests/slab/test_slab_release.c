@@ -269,8 +269,26 @@ static void corrupt_one(unsigned int size, bool ctor, int depth, uintptr_t bad, 
 	CHECK_EQ(slab_validate_cache(s), 0);
 }
 
+/*
+ * Keep this thread on the CPU it runs on, and make that CPU's slot the one
+ * its fast paths use (the cmpxchg16b mode's is the slot a slow path last
+ * asked for: a new cache's first allocation asks).  Moved to another CPU
+ * between a free and the allocations after it, a thread no longer pops the
+ * freelist it corrupted, and the report the tests wait for comes later.
+ */
+static void stay_on_this_cpu(cpu_set_t *old)
+{
+	CHECK_EQ(sched_getaffinity(0, sizeof(*old), old), 0);
+	CHECK_EQ(pin_to_cpu(sched_getcpu()), 0);
+	struct kmem_cache *s = kmem_cache_create("rel-ask-cpu", 64, 0, SLAB_NO_MERGE, NULL);
+	kmem_cache_free(s, kmem_cache_alloc(s, GFP_KERNEL));
+	kmem_cache_destroy(s);
+}
+
 static void corrupt_free_pointer(void)
 {
+	cpu_set_t old;
+	stay_on_this_cpu(&old);
 	for (int i = 0; i < NR_SIZES; i++) {
 		for (int ctor = 0; ctor < 2; ctor++) {
 			if (ctor && sizes[i] < 24)
@@ -281,12 +299,15 @@ static void corrupt_free_pointer(void)
 						corrupt_one(sizes[i], ctor, depth, garbage[g], shrink);
 		}
 	}
+	sched_setaffinity(0, sizeof(old), &old);
 }
 
 /* kmalloc: the same, through kmalloc and kfree. */
 static void corrupt_free_pointer_kmalloc(void)
 {
 	static const size_t ksizes[] = { 8, 16, 64, 4096 };
+	cpu_set_t old;
+	stay_on_this_cpu(&old);
 	for (size_t i = 0; i < sizeof(ksizes) / sizeof(ksizes[0]); i++) {
 		char *p = kmalloc(ksizes[i], GFP_KERNEL), *q = kmalloc(ksizes[i], GFP_KERNEL);
 		struct kmem_cache *s = cache_of(p);
@@ -305,6 +326,7 @@ static void corrupt_free_pointer_kmalloc(void)
 		kfree(c);
 		CHECK_EQ(slab_validate_cache(s), 0);
 	}
+	sched_setaffinity(0, sizeof(old), &old);
 }
 
 /*
