@@ -326,6 +326,9 @@ static inline unsigned long zone_in_use(const struct zone *z)
 	return z->managed_pages - z->free_pages - z->isolated_pages;
 }
 
+#define DIRTY_FLOOR_PAGES 64	/* 256 KiB: small processes keep their few free pages */
+static void zone_bound_growth(struct zone *z, unsigned int order);
+
 struct page *zone_take_locked(struct zone *z, unsigned int order, bool want_zero, bool *zero)
 {
 	struct page *page = rmqueue(z, order, want_zero, zero);
@@ -333,6 +336,9 @@ struct page *zone_take_locked(struct zone *z, unsigned int order, bool want_zero
 		page = rmqueue(z, order, want_zero, zero);
 	if (page && zone_in_use(z) > z->peak_in_use)
 		z->peak_in_use = zone_in_use(z);
+	if (page && *zero && dirty_ratio &&
+	    z->dirty_pages > DIRTY_FLOOR_PAGES + zone_in_use(z) / dirty_ratio)
+		zone_bound_growth(z, order);
 	return page;
 }
 
@@ -649,8 +655,6 @@ static unsigned long zone_decay(struct zone *z, unsigned int min_order,
  * 0.3 MB higher.  Pages on the per-CPU lists are outside the bound (counted
  * in use): at most slub_pcp_high per CPU.
  */
-#define DIRTY_FLOOR_PAGES 64	/* 256 KiB: small processes keep their few free pages */
-
 /* The most pages in use in this decay period and the last. */
 static unsigned long zone_recent_peak(struct zone *z, uint64_t now)
 {
@@ -682,6 +686,32 @@ static void zone_bound_dirty(struct zone *z, uint64_t now)
 						 z->dirty_pages - below_peak - share / 2);
 		__atomic_add_fetch(&page_alloc_stats.bound_pages, pages, __ATOMIC_RELAXED);
 	}
+}
+
+/*
+ * A clean block of @order was taken (the resident memory grows) while more
+ * dirty pages sit free than the pages in use / slub_dirty_ratio: they do
+ * not fit what the program asks for now (all smaller than it needs, or it
+ * wants zeroed ones), and keeping them up to the recent peak only lifts
+ * the peak RSS.  So twice the pages taken of them go back (oldest and
+ * largest first, idle bound_idle_ms), until those past half the share of
+ * the pages in use are gone: the resident memory stops growing while they
+ * last, and the work is in step with the growth, a few madvise calls for
+ * a block whose pages are about to fault in anyway.
+ */
+static void zone_bound_growth(struct zone *z, unsigned int order)
+{
+	uint64_t now = os_now_ms();
+	unsigned long keep = DIRTY_FLOOR_PAGES + zone_in_use(z) / dirty_ratio / 2;
+	if (z->dirty_pages <= keep || now < bound_idle_ms)
+		return;
+	unsigned long want = z->dirty_pages - keep, pages = 0, n;
+	if (want > 2UL << order)
+		want = 2UL << order;
+	/* Fragments may be single pages: 64 blocks a call, as many calls as it takes. */
+	while (pages < want && (n = zone_decay(z, 0, now - bound_idle_ms, 64, want - pages)))
+		pages += n;
+	__atomic_add_fetch(&page_alloc_stats.bound_pages, pages, __ATOMIC_RELAXED);
 }
 
 static void zone_maybe_decay(struct zone *z, uint64_t now)

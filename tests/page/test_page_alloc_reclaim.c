@@ -16,6 +16,7 @@
 #include "check.h"
 #include "base/os.h"
 #include "page/page_alloc.h"
+#include "page/pcp.h"
 
 #define DECAY_MS 200
 #define MIB (1UL << 20)
@@ -234,8 +235,9 @@ static void pages_freed_below_the_peak_stay(void)
  * 8 MiB kept, 32 MiB freed (a peak of 40 in use), then 16 MiB taken
  * zeroed, from clean blocks: free and used pages would now hold 56 MiB,
  * past the peak and its eighth.  Long before the decay, the free blocks
- * idle a few ms go back until what is left is within the bound, and the
- * blocks in use keep their contents.
+ * idle a few ms go back until what is left is within the bound (as the
+ * clean blocks are taken if they are idle by then, else at the next
+ * free), and the blocks in use keep their contents.
  */
 static void pages_freed_above_the_peak_go_back(void)
 {
@@ -245,6 +247,7 @@ static void pages_freed_above_the_peak_go_back(void)
 	fill_and_free(8, false, freed);
 	for (int i = 0; i < 8; i++)
 		free_pages(freed[i], MAX_PAGE_ORDER);
+	long rss0 = rss_bytes();
 	for (int i = 0; i < 4; i++) {
 		zeroed[i] = __get_free_pages(GFP_KERNEL | __GFP_ZERO, MAX_PAGE_ORDER);
 		CHECK(zeroed[i] != 0);
@@ -255,11 +258,11 @@ static void pages_freed_above_the_peak_go_back(void)
 	free_pages(__get_free_pages(GFP_KERNEL, 4), 4);	/* a free to the zone looks */
 	long rss2 = rss_bytes();
 	unsigned long in_use = 6UL << MAX_PAGE_ORDER, peak = 10UL << MAX_PAGE_ORDER;
-	fprintf(stderr, "   rss %ld -> %ld MiB, %lu pages dirty\n", rss1 >> 20, rss2 >> 20,
-		normal()->dirty_pages);
+	fprintf(stderr, "   rss %ld, 16 MiB taken: %ld, later %ld MiB, %lu pages dirty\n",
+		rss0 >> 20, rss1 >> 20, rss2 >> 20, normal()->dirty_pages);
 	/* Within the bound; the trigger took a dirty block and freed it: that one is young. */
 	CHECK(normal()->dirty_pages <= peak - in_use + peak / 8 + MAX_ORDER_NR_PAGES);
-	CHECK(rss1 - rss2 >= 12 * (long)MIB);
+	CHECK(rss0 + 16 * (long)MIB - rss2 >= 12 * (long)MIB);
 	CHECK(page_alloc_stats.bound_pages >= 3UL << MAX_PAGE_ORDER);
 	for (int i = 0; i < 2; i++) {
 		const unsigned char *b = (const unsigned char *)keep[i];
@@ -274,6 +277,55 @@ static void pages_freed_above_the_peak_go_back(void)
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
+/*
+ * bench_frag's pattern: 32 MiB of single pages, every other one freed, so
+ * the free ones cannot merge, all below the recent peak in use (kept by
+ * the bound).  Then 16 MiB taken in max-order blocks: no free block is
+ * large enough, they come clean, and the memory would grow by all of it
+ * while 16 MiB sit free.  As the zone grows, the fragments idle a few ms
+ * go back, twice the pages taken, down to half the share of the pages in
+ * use: the resident memory grows by at most a quarter of what was taken.
+ */
+static void fragments_go_back_as_the_zone_grows(void)
+{
+	enum { PAGES = 8192 };
+	static unsigned long page[PAGES];
+	carve_clean(16);
+	for (int i = 0; i < PAGES; i++) {
+		page[i] = __get_free_page(GFP_KERNEL);
+		CHECK(page[i] != 0);
+		memset((void *)page[i], 0x66, PAGE_SIZE);
+	}
+	for (int i = 0; i < PAGES; i += 2)
+		free_page(page[i]);
+	pcp_drain_zone(normal());
+	sleep_ms(bound_idle() + os_clock_tick_ms() + 2);
+	unsigned long bound_before = page_alloc_stats.bound_pages;
+	unsigned long dirty0 = normal()->dirty_pages;
+	long rss0 = rss_bytes();
+	unsigned long big[4];
+	for (int i = 0; i < 4; i++) {
+		big[i] = __get_free_pages(GFP_KERNEL, MAX_PAGE_ORDER);
+		CHECK(big[i] != 0);
+		memset((void *)big[i], 0x44, PAGE_SIZE << MAX_PAGE_ORDER);
+	}
+	long rss1 = rss_bytes();
+	fprintf(stderr, "   %lu -> %lu pages dirty, rss %ld -> %ld MiB, %lu pages bound\n", dirty0,
+		normal()->dirty_pages, rss0 >> 20, rss1 >> 20,
+		page_alloc_stats.bound_pages - bound_before);
+	CHECK(dirty0 >= PAGES / 2 - 64);
+	CHECK(page_alloc_stats.bound_pages - bound_before >= PAGES / 2 - 1024);
+	CHECK(rss1 - rss0 <= 4 * (long)MIB);
+	for (int i = 1; i < PAGES; i += 2) {
+		const unsigned char *b = (const unsigned char *)page[i];
+		CHECK(b[0] == 0x66 && b[PAGE_SIZE - 1] == 0x66);
+		free_page(page[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		free_pages(big[i], MAX_PAGE_ORDER);
+	CHECK_EQ(page_alloc_validate(), 0);
+}
+
 int main(int argc, char **argv)
 {
 	bool bound = argc > 1 && !strcmp(argv[1], "--bound");
@@ -283,6 +335,7 @@ int main(int argc, char **argv)
 	if (bound) {
 		RUN(pages_freed_below_the_peak_stay);
 		RUN(pages_freed_above_the_peak_go_back);
+		RUN(fragments_go_back_as_the_zone_grows);
 		RUN(reuse_loop_does_not_thrash);
 		return check_done();
 	}
