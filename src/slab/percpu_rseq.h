@@ -125,6 +125,20 @@ rseq_freelist_pop(intptr_t abi, void *slots, unsigned long nr, unsigned long fp_
 enum rseq_push_result { RSEQ_PUSHED, RSEQ_NOT_CPU_SLAB, RSEQ_LOOKS_FREE };
 
 /*
+ * A push's double-free compare: @obj's word already has the key's top 16
+ * bits (see below), in scratch register @t.  Left out by the unsafe
+ * measurement build SLUB_UNCHECKED_FREE (slab.h).
+ */
+#ifdef SLUB_UNCHECKED_FREE
+#define RSEQ_PUSH_LOOKS_FREE(t) ""
+#else
+#define RSEQ_PUSH_LOOKS_FREE(t)                                                  \
+	"movzwl 6(%[obj], %[off]), %k[" t "]\n\t"                              \
+	"cmpw %[keytop], %w[" t "]\n\t"                                        \
+	"je %l[looks_free]\n\t"
+#endif
+
+/*
  * Push @obj on this CPU's freelist if @slab is the CPU's slab, its free
  * pointer encoded with *@key.  If @obj's word already has the key's top
  * 16 bits, which every encoded pointer has (it is below 2^47), @obj is
@@ -148,9 +162,7 @@ rseq_freelist_push(intptr_t abi, void *slots, unsigned long nr, unsigned long fp
 		"jnz %l[other]\n\t"
 		"cmpq %[slab], 16(%[c])\n\t"
 		"jne %l[other]\n\t"
-		"movzwl 6(%[obj], %[off]), %k[head]\n\t"
-		"cmpw %[keytop], %w[head]\n\t"
-		"je %l[looks_free]\n\t"
+		RSEQ_PUSH_LOOKS_FREE("head")
 		"movq (%[c]), %[head]\n\t"
 		"xorq %[key], %[head]\n\t"
 		"movq %[head], (%[obj], %[off])\n\t"

@@ -93,9 +93,7 @@ rseq_sheaf_push(intptr_t abi, void *slots, unsigned int nr, unsigned long fp_off
 		"movl " SHEAF_STR(SHEAF_SLOT_SIZE) "(%[c]), %k[n]\n\t"
 		"cmpl " SHEAF_STR(SHEAF_SLOT_ROOM) "(%[c]), %k[n]\n\t"
 		"jae %l[full]\n\t"
-		"movzwl 6(%[obj], %[off]), %k[t]\n\t"
-		"cmpw %[keytop], %w[t]\n\t"
-		"je %l[looks_free]\n\t"
+		RSEQ_PUSH_LOOKS_FREE("t")
 		"movq %[key], %[t]\n\t"
 		"movq %[t], (%[obj], %[off])\n\t"
 		"movq " SHEAF_STR(SHEAF_SLOT_MAIN) "(%[c]), %[t]\n\t"

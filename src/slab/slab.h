@@ -567,6 +567,73 @@ static inline void slab_free_prefetch(const void *object)
 	__builtin_prefetch(object, 1, 3);
 }
 
+#ifdef SLUB_UNCHECKED_FREE
+/*
+ * SLUB_UNCHECKED_FREE (cmake -DSLUB_UNCHECKED_FREE=ON; unsafe, a measurement
+ * build for issue 26): what the checks on free cost.  free, kfree, the size
+ * queries and kmem_cache_free trust their pointer to be NULL, an object or
+ * (but for kmem_cache_free) the start of another block of ours, so the
+ * lookups below keep only the tests that tell those apart: no object-start
+ * check, no test that the slab is still one, and kmem_cache_free takes its
+ * cache's word for the owner.  The fast pushes skip their double-free
+ * compare (percpu_rseq.h).  A bad pointer corrupts the heap or crashes.
+ */
+#ifndef SLUB_PAGEMAP
+/* The descriptor of @a's page, @a in the one-slot section region at @base: a shift and a mask. */
+static inline struct page *section_page(uintptr_t base, uintptr_t a)
+{
+	static_assert(sizeof(struct page) == 1u << 5, "descriptors of 32 bytes");
+	return (struct page *)(base + ((a >> (PAGE_SHIFT - 5)) &
+				       ((PAGES_PER_SECTION - 1) * sizeof(struct page))));
+}
+#endif
+
+/* The slab of @p, trusted to be NULL or an object: NULL for NULL. */
+static inline struct slab *object_slab_trusted(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+#ifdef SLUB_PAGEMAP
+	return pagemap_lookup(a);	/* NULL's page is no slab's */
+#else
+	if (unlikely(!a))
+		return NULL;
+	uintptr_t base = (uintptr_t)READ_ONCE(memmap_table()[a >> SECTION_SHIFT]) << SECTION_SHIFT;
+	struct slab *slab = page_slab(compound_head(section_page(base, a)));
+	if (!slab)
+		__builtin_unreachable();	/* a descriptor: the caller's test of it goes */
+	return slab;
+#endif
+}
+
+/* The cache of @p (its slab in *slabp), trusted to be NULL or a block of ours; NULL if no object. */
+static inline struct kmem_cache *object_cache(const void *p, struct slab **slabp)
+{
+	uintptr_t a = (uintptr_t)p;
+#ifdef SLUB_PAGEMAP
+	struct slab *slab = pagemap_lookup(a);	/* NULL for NULL, extents and large blocks */
+	if (unlikely(!slab))
+		return NULL;
+	*slabp = slab;
+	struct kmem_cache *s = READ_ONCE(slab->slab_cache);
+	if (!s)
+		__builtin_unreachable();	/* a slab's: the caller's test of it goes */
+	return s;
+#else
+	if (unlikely(!a))
+		return NULL;
+	/* Negative: a large region (an extent or a large block), no slab. */
+	int32_t slot = (int32_t)READ_ONCE(memmap_table()[a >> SECTION_SHIFT]);
+	if (unlikely(slot <= 0))
+		return NULL;
+	struct page *head = compound_head(section_page((uintptr_t)slot << SECTION_SHIFT, a));
+	intptr_t word = (intptr_t)READ_ONCE(head->compound_head);
+	if (unlikely(word <= 0))
+		return NULL;	/* an extent or a large block in a section */
+	*slabp = page_slab(head);
+	return (struct kmem_cache *)word;
+#endif
+}
+#else
 /*
  * The cache of @p if @p is the start of an object (and its slab in *slabp),
  * else NULL, without a report: the check every free and size query makes
@@ -580,6 +647,7 @@ static inline struct kmem_cache *object_cache(const void *p, struct slab **slabp
 		return NULL;
 	return s;
 }
+#endif
 
 /* Report a free of something that is not an object (slab_common.c). */
 __hidden __cold void slab_bad_free(const void *object, struct kmem_cache *s, const char *caller);

@@ -282,8 +282,14 @@ void kmem_cache_free(struct kmem_cache *s, void *object)
 {
 	slab_free_prefetch(object);
 	struct slab *slab;
+#ifdef SLUB_UNCHECKED_FREE
+	slab = object_slab_trusted(object);	/* NULL or an object of @s (slab.h) */
+	bool ours = slab != NULL;
+#else
 	struct kmem_cache *owner = object_cache(object, &slab);
-	if (likely(owner && owner == s))
+	bool ours = owner && owner == s;
+#endif
+	if (likely(ours))
 		slab_free(s, slab, object);
 	else
 		kmem_cache_free_slow(s, object);

@@ -885,6 +885,7 @@ void free_aligned_sized(void *p, size_t align, size_t size);
  */
 static void sized_frees(void)
 {
+	SKIP_IF_UNCHECKED_FREE();
 	static const size_t sizes[] = { 0, 1, 100, 3000, 9000, 100000, 9 << 20 };
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		size_t n = sizes[i];
@@ -936,6 +937,7 @@ static void sized_frees(void)
 
 static void bad_pointers_are_reported(void)
 {
+	SKIP_IF_UNCHECKED_FREE();
 	int local;
 	char *p = malloc(64);
 	EXPECT_ONE_REPORT(free(OPAQUE(&local)));		/* not ours */

@@ -200,6 +200,7 @@ static void double_free(void)
 
 static void invalid_free(void)
 {
+	SKIP_IF_UNCHECKED_FREE();
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		expect(DEBUG, "stack", sizes[i], 0, "free: invalid pointer", "not allocated by libslub");
 		/* "... is not the start of an object in malloc-32", or of an extent */

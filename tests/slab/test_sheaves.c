@@ -460,6 +460,7 @@ static void shrink_and_destroy_flush(void)
 
 static void double_free_parked(void)
 {
+	SKIP_IF_UNCHECKED_FREE();
 	struct kmem_cache *s = sheaf_cache_create("sheaf-double", 32, 8);
 	void *a = kmem_cache_alloc(s, GFP_KERNEL), *b = kmem_cache_alloc(s, GFP_KERNEL);
 	kmem_cache_free(s, a);		/* parked in main */

@@ -68,6 +68,7 @@ static void kmalloc_release(void *size, void *p)
 /* kfree(p); kfree(q); kfree(p), with @between frees in between, for kmem caches. */
 static void interleaved_double_free_caches(void)
 {
+	SKIP_IF_UNCHECKED_FREE();
 	for (int i = 0; i < NR_SIZES; i++) {
 		for (int ctor = 0; ctor < 2; ctor++) {
 			struct kmem_cache *s = kmem_cache_create(ctor ? "rel-ctor" : "rel", sizes[i], 0,
@@ -99,6 +100,7 @@ static void interleaved_double_free_caches(void)
 
 static void interleaved_double_free_kmalloc(void)
 {
+	SKIP_IF_UNCHECKED_FREE();
 	static const size_t ksizes[] = { 8, 16, 50, 64, 4096 };
 	for (size_t i = 0; i < sizeof(ksizes) / sizeof(ksizes[0]); i++) {
 		char *p = kmalloc(ksizes[i], GFP_KERNEL);
@@ -118,6 +120,7 @@ static void interleaved_double_free_kmalloc(void)
  */
 static void double_free_on_slab_freelist(void)
 {
+	SKIP_IF_UNCHECKED_FREE();
 	for (int i = 0; i < NR_SIZES; i++) {
 		struct kmem_cache *s = kmem_cache_create("rel-slab", sizes[i], 0, SLAB_NO_MERGE, NULL);
 		enum { N = 3000 };
@@ -179,6 +182,7 @@ static void *second_cpu(void *arg)
 
 static void double_free_from_another_cpu(void)
 {
+	SKIP_IF_UNCHECKED_FREE();
 	cpu_set_t mine;
 	if (sched_getaffinity(0, sizeof(mine), &mine) || CPU_COUNT(&mine) < 2) {
 		fprintf(stderr, "   (needs two CPUs)\n");
