@@ -111,9 +111,13 @@ static unsigned int capacity_wanted(const struct kmem_cache *s)
 	 * without rseq (valgrind, an old glibc, slub_rseq=0) a sheaf's pop and
 	 * push take its slot's mutex, and a malloc+free pair under callgrind
 	 * cost 291 instructions against 178 on cpu slabs (run_ring_ir.sh).
+	 * slub_malloc_sheaves_min keeps small objects off them: a sheaf hands
+	 * a thread the object it just freed, whose neighbours on the cache
+	 * line other CPUs may write (bench_scratch); a cpu slab hands out its
+	 * own slab's objects in address order, and a remote free goes home.
 	 */
 	if ((s->flags & SLAB_KMALLOC) && &slub_malloc_library && slub_malloc_library &&
-	    slub_percpu_rseq)
+	    slub_percpu_rseq && s->object_size >= (unsigned int)slub_opt(malloc_sheaves_min))
 		return (unsigned int)slub_opt(malloc_sheaves);
 	return 0;
 }

@@ -739,8 +739,9 @@ static void sheaf_capacities(const char *options, char *out, size_t len)
  * where the fast paths are rseq sequences (the child says which mode it
  * chose: glibc's rseq area, slub_rseq and membarrier decide);
  * a program's own caches are not; slub_sheaves sets both;
- * slub_malloc_sheaves=0 puts malloc back on the unqueued cpu slabs; a
- * debug cache has none.
+ * slub_malloc_sheaves=0 puts malloc back on the unqueued cpu slabs, and
+ * slub_malloc_sheaves_min its caches of smaller objects; a debug cache
+ * has none.
  */
 static void malloc_caches_on_sheaves(void)
 {
@@ -750,6 +751,8 @@ static void malloc_caches_on_sheaves(void)
 		{ "slub_malloc_sheaves=8", "8 0", "0 0", NULL },
 		{ "slub_rseq=0", NULL, "0 0", "cmpxchg16b" },	/* a sheaf would take a lock */
 		{ "slub_malloc_sheaves=0", "0 0", "0 0", NULL },
+		{ "slub_malloc_sheaves_min=64", "32 0", "0 0", NULL },	/* kmalloc-64: not below */
+		{ "slub_malloc_sheaves_min=65", "0 0", "0 0", NULL },
 		{ "slub_sheaves=16", "16 16", "16 16", NULL },
 		{ "slub_sheaves=16 slub_malloc_sheaves=0", "16 16", "16 16", NULL },
 		{ "slub_debug=F,kmalloc-64", "0 0", "0 0", NULL },
