@@ -52,6 +52,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "objects per CPU sheaf for every non-debug cache, malloc's too (0: unqueued per-CPU slabs)") \
 	X(malloc_sheaves, "slub_malloc_sheaves", OPT_INT, 32, 0, SLUB_SHEAVES_MAX, \
 	  "objects per CPU sheaf for malloc's caches in libslub-malloc.so, when slub_sheaves is 0 and rseq runs (0: unqueued)") \
+	X(thread_sheaves, "slub_thread_sheaves", OPT_BOOL, 1, 0, 1,          \
+	  "without rseq (valgrind, slub_rseq=0), malloc's classes keep a cache per thread of up to 32 free objects each (0: cmpxchg16b cpu slabs)") \
 	X(populate_slabs, "slub_populate_slabs", OPT_INT, 4, 0, 1048576,     \
 	  "slabs a cache holds before each new one is populated in one call (0: never)") \
 	X(populate_pages, "slub_populate_pages", OPT_BOOL, 1, 0, 1,           \

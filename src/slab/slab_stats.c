@@ -334,7 +334,8 @@ static void table_body(struct slabinfo_out *out, struct rows *rows)
 		"Sizes: K = 1000 bytes, M = 1000000.%s\n"
 		"Per-CPU fast paths: %s.\n",
 		rows->internal ? "" : "  The allocator's own caches: slub_exit_stats_internal=1.",
-		slub_percpu_rseq ? "rseq" : "cmpxchg16b (no rseq: slower)");
+		slub_percpu_rseq ? "rseq" : tsheaf_enabled() ?
+		"cmpxchg16b + thread sheaves (no rseq)" : "cmpxchg16b (no rseq: slower)");
 }
 
 /* On the stack and freshly mapped: malloc_stats() and the exit table may run at once. */
