@@ -30,8 +30,8 @@
  *   2. c->lock            one CPU's slot: its cpu slab and cpu partial list,
  *                         or its main and spare sheaves
  *   2b. barn->lock        the node's barn of sheaves (sheaf.h)
- *   2c. tsheaf_lock       the list of threads' sheaf blocks (tsheaf.c)
  *   3. n->list_lock       the node's partial list and nr_partial
+ *   3b. tsheaf_lock       the list of threads' sheaf blocks (tsheaf.c)
  *   4. (page allocator: pcp lock, zone lock, region lock)
  * slab->freelist+counters change only by a 16-byte compare-and-swap.
  * While the process has one thread, slub.c's slow paths skip locks 2-3 and

@@ -127,16 +127,16 @@ void slab_fork_prepare(void)
 	sheaf_fork_lock(true);
 	pthread_mutex_lock(&slab_caches_lock);
 	pthread_mutex_lock(&slab_cpus.lock);
-	tsheaf_fork_lock(true);
 	for_each_cache_lock(true);
+	tsheaf_fork_lock(true);
 	pcpu_fork_lock(true);
 }
 
 void slab_fork_parent(void)
 {
 	pcpu_fork_lock(false);
-	for_each_cache_lock(false);
 	tsheaf_fork_lock(false);
+	for_each_cache_lock(false);
 	pthread_mutex_unlock(&slab_cpus.lock);
 	pthread_mutex_unlock(&slab_caches_lock);
 	sheaf_fork_lock(false);

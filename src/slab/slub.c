@@ -685,8 +685,7 @@ static inline void *alloc_cas_once(struct kmem_cache *s)
 static __noinline void *alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
 	/* A thread sheaf's refill (or __GFP_ZERO's pop); NULL: the cmpxchg16b paths. */
-	if (!object && s->tsheaf_off && !slub_percpu_rseq &&
-	    (object = tsheaf_alloc(s, gfp, node))) {
+	if (s->tsheaf_off && (object = tsheaf_alloc(s, gfp, node))) {
 		if (gfp & __GFP_ZERO)
 			slab_zero_object(s, object);
 		return object;
@@ -723,26 +722,28 @@ static __noinline void *alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, 
  */
 void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
-	/* Without rseq the inline sequences give up at once: no object yet. */
-	if (likely(!slub_percpu_rseq && !(gfp & __GFP_ZERO))) {
-		unsigned int off = s->tsheaf_off;
-		if (off) {
-			struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
-			unsigned int n = sh->size;
-			if (likely(n)) {
-				object = sh->objects[n - 1];
-				tsheaf_set_size(sh, n - 1);
-				object_mark_allocated(s, object);
-				stat(s, ALLOC_TSHEAF);
-				return object;
-			}
-		} else if (!s->sheaf_capacity) {
-			/* A debug cache has no cpu slab: alloc_cas_once() finds nothing. */
-			void *got = alloc_cas_once(s);
-			if (likely(got)) {
-				stat(s, ALLOC_FASTPATH);
-				return got;
-			}
+	/*
+	 * A sheaf offset means no rseq (tsheaf_setup), so the inline
+	 * sequences gave up at once: no object yet.
+	 */
+	unsigned int off = s->tsheaf_off;
+	if (off) {
+		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
+		unsigned int n = sh->size;
+		if (likely(n && !(gfp & __GFP_ZERO))) {
+			object = sh->objects[n - 1];
+			tsheaf_set_size(sh, n - 1);
+			object_mark_allocated(s, object);
+			stat(s, ALLOC_TSHEAF);
+			return object;
+		}
+	} else if (likely(!object && !slub_percpu_rseq && !s->sheaf_capacity &&
+			  !(gfp & __GFP_ZERO))) {
+		/* A debug cache has no cpu slab: alloc_cas_once() finds nothing. */
+		void *got = alloc_cas_once(s);
+		if (likely(got)) {
+			stat(s, ALLOC_FASTPATH);
+			return got;
 		}
 	}
 	return alloc_finish(s, gfp, node, object);
@@ -823,8 +824,8 @@ static __noinline void free_finish(struct kmem_cache *s, struct slab *slab, void
 void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 {
 	unsigned int off = s->tsheaf_off;
-	if (likely(off && !slub_percpu_rseq)) {
-		/* The thread sheaf's push; a thread without a block has room 0. */
+	if (off) {
+		/* The thread sheaf's push (no rseq: tsheaf_setup); a thread without a block has room 0. */
 		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
 		unsigned long n = sh->size;
 		if (likely(n < sh->room)) {
@@ -1181,9 +1182,9 @@ static bool object_is_free(struct kmem_cache *s, struct slab *slab, void *object
 	/* Parked in a sheaf: the barn's lock comes before the list lock. */
 	if (READ_ONCE(s->sheaf_capacity))
 		found = sheaf_holds(s, object);
-	if (!found)
-		found = tsheaf_holds(s, object);
 	pthread_mutex_lock(&n->list_lock);
+	if (!found)
+		found = tsheaf_holds(s, object);	/* its lock comes after the list lock */
 	if (!found && __atomic_load_n(&slab->slab_cache, __ATOMIC_ACQUIRE) == s) {
 		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 			struct kmem_cache_cpu *c = cpu_slot(s, cpu);

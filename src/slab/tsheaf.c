@@ -8,8 +8,8 @@
  * Blocks are mapped 16 at a time (fresh zero pages: a thread touches only
  * the pages of the sheaves it uses) and never unmapped: an exiting thread's
  * block, flushed, goes to a free list for the next thread.  The list lock
- * (tsheaf_lock) is taken alone, or in object_is_free() after the slot
- * locks and before the node's list lock (slab.h's 2c).
+ * (tsheaf_lock) is taken alone, or in object_is_free() and the fork
+ * handlers after the node's list lock (slab.h's 3b).
  */
 #define _GNU_SOURCE
 #include "slab/slab.h"
@@ -63,7 +63,9 @@ static unsigned int tsheaf_room(const struct kmem_cache *s)
 
 /*
  * malloc's caches (kmalloc's and the finer classes of libslub-malloc.so),
- * not a debug cache, not one on per-CPU sheaves, not the DMA ones.
+ * not a debug cache, not one on per-CPU sheaves, not the DMA ones.  Only
+ * without rseq, which never comes back once gone (a fork child may lose
+ * it): the finish paths take an offset to mean "no rseq".
  */
 void tsheaf_setup(struct kmem_cache *s)
 {
@@ -76,7 +78,7 @@ void tsheaf_setup(struct kmem_cache *s)
 			i++;
 		if (i == tsheaf_nr && i < TSHEAF_CACHES) {
 			tsheaf_cache[i] = s;
-			tsheaf_nr++;
+			__atomic_store_n(&tsheaf_nr, i + 1, __ATOMIC_RELEASE);	/* flush_block reads it unlocked */
 		}
 		pthread_mutex_unlock(&tsheaf_lock);
 		if (i < TSHEAF_CACHES)

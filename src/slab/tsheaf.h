@@ -104,7 +104,7 @@ __hidden void tsheaf_free(struct kmem_cache *s, struct slab *slab, void *object)
 __hidden void tsheaf_flush_self(struct kmem_cache *s);
 /* Objects of @s in every thread's sheaf (a snapshot). */
 __hidden unsigned long tsheaf_parked(struct kmem_cache *s);
-/* Is @object in a thread's sheaf of @s?  (object_is_free, after the slot locks.) */
+/* Is @object in a thread's sheaf of @s?  (object_is_free, under the list lock.) */
 __hidden bool tsheaf_holds(struct kmem_cache *s, const void *object);
 /* fork(): the list lock; the child flushes the blocks of threads it has not. */
 __hidden void tsheaf_fork_lock(bool lock);
