@@ -291,7 +291,9 @@ SLUB_API void slub_print_slabinfo(FILE *out);
  * How the per-CPU fast paths run in this process, chosen once at start-up:
  * "rseq" (restartable sequences on glibc's registered area) or
  * "cmpxchg16b" (no rseq: an old glibc, valgrind, slub_rseq=0, or a
- * membarrier that refused); NULL if the library could not start.
+ * membarrier that refused), "cmpxchg16b + thread sheaves" where the malloc
+ * library's classes then keep per-thread caches (slub_thread_sheaves);
+ * NULL if the library could not start.
  */
 SLUB_API const char *slub_percpu_mode(void);
 

@@ -54,6 +54,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "objects per CPU sheaf for malloc's caches in libslub-malloc.so, when slub_sheaves is 0 and rseq runs (0: unqueued)") \
 	X(malloc_sheaves_min, "slub_malloc_sheaves_min", OPT_INT, 0, 0, 8192,   \
 	  "malloc's caches of smaller objects stay on unqueued cpu slabs (bytes; 64: no two objects on sheaves share a cache line)") \
+	X(thread_sheaves, "slub_thread_sheaves", OPT_BOOL, 1, 0, 1,          \
+	  "without rseq (valgrind, slub_rseq=0), malloc's classes keep a cache per thread of up to 32 free objects each (0: cmpxchg16b cpu slabs)") \
 	X(populate_slabs, "slub_populate_slabs", OPT_INT, 4, 0, 1048576,     \
 	  "slabs a cache holds before each new one is populated in one call (0: never)") \
 	X(populate_pages, "slub_populate_pages", OPT_BOOL, 1, 0, 1,           \

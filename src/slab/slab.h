@@ -31,6 +31,7 @@
  *                         or its main and spare sheaves
  *   2b. barn->lock        the node's barn of sheaves (sheaf.h)
  *   3. n->list_lock       the node's partial list and nr_partial
+ *   3b. tsheaf_lock       the list of threads' sheaf blocks (tsheaf.c)
  *   4. (page allocator: pcp lock, zone lock, region lock)
  * slab->freelist+counters change only by a 16-byte compare-and-swap.
  * While the process has one thread, slub.c's slow paths skip locks 2-3 and
@@ -72,6 +73,7 @@
 #include "slab/percpu_rseq.h"
 #include "slab/sheaf.h"
 #include "slab/sheaf_rseq.h"
+#include "slab/tsheaf.h"
 #include "slab/slab_stat.h"
 
 #define MAX_OBJS_PER_PAGE 32767		/* slab->inuse is 15 bits */
@@ -273,6 +275,7 @@ struct kmem_cache {
 	unsigned int size;		/* object + metadata, aligned: the stride */
 	unsigned int object_size;	/* what the user asked for */
 	unsigned int offset;		/* free pointer offset */
+	unsigned int tsheaf_off;		/* this cache's thread sheaf in a block (tsheaf.h); 0: none */
 	unsigned int inuse;		/* offset of metadata after the object */
 	unsigned int align;
 	unsigned int red_left_pad;
@@ -803,6 +806,8 @@ struct slab_info {
 	unsigned long partial_slabs;	/* on the node's and the CPUs' partial lists */
 };
 __hidden void slab_get_info(struct kmem_cache *s, struct slab_info *info);
+/* Objects parked in @s's sheaves, the CPUs' and the threads' (free to the program). */
+__hidden unsigned long slab_parked(struct kmem_cache *s);
 
 /* Reports of the release-mode checks every free makes (slab_report.c). */
 __hidden void slab_double_free(struct kmem_cache *s, void *object);

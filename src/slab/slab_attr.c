@@ -109,7 +109,7 @@ static void show_slab_objects(struct kmem_cache *s, struct attr_out *o, unsigned
 			total += READ_ONCE(n->total_objects);
 		} else if (flags & SO_OBJECTS) {
 			/* Objects parked in sheaves are free to the program: not in use. */
-			unsigned long parked = READ_ONCE(s->sheaf_capacity) ? sheaf_parked(s) : 0;
+			unsigned long parked = slab_parked(s);
 			unsigned long free = count_partial(n, 0, true) + parked;
 			unsigned long all = READ_ONCE(n->total_objects);
 			total += all > free ? all - free : 0;
@@ -277,7 +277,8 @@ STORE(cpu_partial)
 	if (err)
 		return err;
 	/* Debug caches, caches with sheaves and slub_cpu_partial=0 keep no partial slabs per CPU. */
-	if (v && (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS) || s->sheaf_capacity))
+	if (v && (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS) || s->sheaf_capacity ||
+		  s->tsheaf_off))
 		return -EINVAL;
 	slab_set_cpu_partial(s, (unsigned int)v);
 	kmem_cache_flush_all(s);

@@ -47,6 +47,7 @@ bool kmem_cache_open(struct kmem_cache *s)
 	s->nr_cpu_slots = os_possible_cpus();
 	sheaf_prepare(s);
 	sheaf_setup(s);
+	tsheaf_setup(s);
 	set_min_partial(s);
 	set_cpu_partial(s);
 	s->populate_slabs = (unsigned int)slub_opt(populate_slabs);
@@ -127,12 +128,14 @@ void slab_fork_prepare(void)
 	pthread_mutex_lock(&slab_caches_lock);
 	pthread_mutex_lock(&slab_cpus.lock);
 	for_each_cache_lock(true);
+	tsheaf_fork_lock(true);
 	pcpu_fork_lock(true);
 }
 
 void slab_fork_parent(void)
 {
 	pcpu_fork_lock(false);
+	tsheaf_fork_lock(false);
 	for_each_cache_lock(false);
 	pthread_mutex_unlock(&slab_cpus.lock);
 	pthread_mutex_unlock(&slab_caches_lock);
@@ -166,6 +169,7 @@ void slab_fork_child(void)
 		slab_set_percpu_mode(0);
 		slub_report("membarrier registration failed in a forked child; using cmpxchg16b");
 	}
+	tsheaf_fork_child();	/* last: it frees to slabs, every lock set up again */
 }
 
 
@@ -214,7 +218,8 @@ const char *slub_percpu_mode(void)
 {
 	if (!slab_ensure_init())
 		return NULL;
-	return slub_percpu_rseq ? "rseq" : "cmpxchg16b";
+	return slub_percpu_rseq ? "rseq" : tsheaf_enabled() ? "cmpxchg16b + thread sheaves" :
+	       "cmpxchg16b";
 }
 
 /*

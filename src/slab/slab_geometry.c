@@ -203,7 +203,9 @@ void set_cpu_partial(struct kmem_cache *s)
 {
 	unsigned int nr_objects;
 
-	if (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS) || s->sheaf_capacity)
+	/* Thread sheaves refill from the node's partial list: frees must land there. */
+	if (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS) || s->sheaf_capacity ||
+	    s->tsheaf_off)
 		nr_objects = 0;
 	else if (s->size >= PAGE_SIZE)
 		nr_objects = 6;

@@ -51,7 +51,11 @@
 	X(BARN_GET, "barn_get")                                      \
 	X(BARN_GET_FAIL, "barn_get_fail")                            \
 	X(BARN_PUT, "barn_put")                                      \
-	X(BARN_PUT_FAIL, "barn_put_fail")
+	X(BARN_PUT_FAIL, "barn_put_fail")                            \
+	X(ALLOC_TSHEAF, "alloc_thread_sheaf")                        \
+	X(FREE_TSHEAF, "free_thread_sheaf")                          \
+	X(TSHEAF_REFILL, "thread_sheaf_refill")                      \
+	X(TSHEAF_FLUSH, "thread_sheaf_flush")
 
 /* Percpu slots the counters take (128 bytes each: 32 counters). */
 #define SLAB_STAT_SLOTS 2

@@ -186,10 +186,15 @@ static void cache_row(struct kmem_cache *s, void *arg)
 	r->slabs = c.slabs;
 	r->partial = c.partial;
 	r->counted = c.has_stats;
-	/* With sheaves every object comes from or goes to a sheaf; slow paths only count entries. */
-	bool sheaves = READ_ONCE(s->sheaf_capacity) != 0;
-	r->allocs = c.stat[ALLOC_FASTPATH] + c.stat[ALLOC_PCS] + (sheaves ? 0 : c.stat[ALLOC_SLOWPATH]);
-	r->frees = c.stat[FREE_FASTPATH] + c.stat[FREE_PCS] + (sheaves ? 0 : c.stat[FREE_SLOWPATH]);
+	/*
+	 * With sheaves (a CPU's or a thread's) every object comes from or goes
+	 * to a sheaf; slow paths only count entries, and a flush one per slab.
+	 */
+	bool sheaves = READ_ONCE(s->sheaf_capacity) || READ_ONCE(s->tsheaf_off);
+	r->allocs = c.stat[ALLOC_FASTPATH] + c.stat[ALLOC_PCS] + c.stat[ALLOC_TSHEAF] +
+		    (sheaves ? 0 : c.stat[ALLOC_SLOWPATH]);
+	r->frees = c.stat[FREE_FASTPATH] + c.stat[FREE_PCS] + c.stat[FREE_TSHEAF] +
+		   (sheaves ? 0 : c.stat[FREE_SLOWPATH]);
 	memcpy(r->stat, c.stat, sizeof(r->stat));
 }
 
@@ -334,7 +339,8 @@ static void table_body(struct slabinfo_out *out, struct rows *rows)
 		"Sizes: K = 1000 bytes, M = 1000000.%s\n"
 		"Per-CPU fast paths: %s.\n",
 		rows->internal ? "" : "  The allocator's own caches: slub_exit_stats_internal=1.",
-		slub_percpu_rseq ? "rseq" : "cmpxchg16b (no rseq: slower)");
+		slub_percpu_rseq ? "rseq" : tsheaf_enabled() ?
+		"cmpxchg16b + thread sheaves (no rseq)" : "cmpxchg16b (no rseq: slower)");
 }
 
 /* On the stack and freshly mapped: malloc_stats() and the exit table may run at once. */

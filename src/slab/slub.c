@@ -610,6 +610,7 @@ static void flush_slot(struct kmem_cache *s, unsigned int cpu)
 void kmem_cache_flush_all(struct kmem_cache *s)
 {
 	slub_fork_handlers_check();
+	tsheaf_flush_self(s);	/* other threads' sheaves are theirs alone (tsheaf.h) */
 	bool sheaves = READ_ONCE(s->sheaf_capacity) != 0;
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		if (sheaves)
@@ -683,6 +684,12 @@ static inline void *alloc_cas_once(struct kmem_cache *s)
  */
 static __noinline void *alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
+	/* A thread sheaf's refill (or __GFP_ZERO's pop); NULL: the cmpxchg16b paths. */
+	if (s->tsheaf_off && (object = tsheaf_alloc(s, gfp, node))) {
+		if (gfp & __GFP_ZERO)
+			slab_zero_object(s, object);
+		return object;
+	}
 	if (!object && s->sheaf_capacity) {
 		/* Never a debug cache's (sheaf.c; with or without rseq). */
 		object = sheaf_alloc(s, gfp, node);
@@ -708,11 +715,31 @@ static __noinline void *alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, 
 	return object;
 }
 
-/* After the inline fast path: the cmpxchg16b mode's hit first, as a leaf. */
+/*
+ * After the inline fast path: without rseq, the thread sheaf's pop (a
+ * thread without a block reads an empty one), or for a cache without
+ * one the cmpxchg16b mode's hit; each a leaf.
+ */
 void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
-	/* A debug cache has no cpu slab: alloc_cas_once() finds nothing. */
-	if (likely(!object && !slub_percpu_rseq && !s->sheaf_capacity && !(gfp & __GFP_ZERO))) {
+	/*
+	 * A sheaf offset means no rseq (tsheaf_setup), so the inline
+	 * sequences gave up at once: no object yet.
+	 */
+	unsigned int off = s->tsheaf_off;
+	if (off) {
+		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
+		unsigned int n = sh->size;
+		if (likely(n && !(gfp & __GFP_ZERO))) {
+			object = sh->objects[n - 1];
+			tsheaf_set_size(sh, n - 1);
+			object_mark_allocated(s, object);
+			stat(s, ALLOC_TSHEAF);
+			return object;
+		}
+	} else if (likely(!object && !slub_percpu_rseq && !s->sheaf_capacity &&
+			  !(gfp & __GFP_ZERO))) {
+		/* A debug cache has no cpu slab: alloc_cas_once() finds nothing. */
 		void *got = alloc_cas_once(s);
 		if (likely(got)) {
 			stat(s, ALLOC_FASTPATH);
@@ -792,7 +819,34 @@ static __noinline void free_cas_ask(struct kmem_cache *s, struct slab *slab, voi
  * After the inline fast path found @slab is not the CPU's: in cmpxchg16b
  * mode the CAS push, on the slot this thread used last.
  */
+static __noinline void free_finish(struct kmem_cache *s, struct slab *slab, void *object);
+
 void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	unsigned int off = s->tsheaf_off;
+	if (off) {
+		/* The thread sheaf's push (no rseq: tsheaf_setup); a thread without a block has room 0. */
+		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
+		unsigned long n = sh->size;
+		if (likely(n < sh->room)) {
+			if (unlikely(object_looks_free(s, object))) {
+				slab_free_suspect(s, slab, object);
+				return;
+			}
+			set_freepointer(s, object, NULL);	/* parked: its word says free */
+			tsheaf_set_object(sh, n, object);
+			tsheaf_set_size(sh, (unsigned int)n + 1);
+			stat(s, FREE_TSHEAF);
+			return;
+		}
+		tsheaf_free(s, slab, object);	/* full, or no block yet */
+		return;
+	}
+	free_finish(s, slab, object);
+}
+
+/* The rest, out of line: the thread sheaf's hit above saves no registers. */
+static __noinline void free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 {
 	if (s->sheaf_capacity) {
 		sheaf_free(s, slab, object);
@@ -1129,6 +1183,8 @@ static bool object_is_free(struct kmem_cache *s, struct slab *slab, void *object
 	if (READ_ONCE(s->sheaf_capacity))
 		found = sheaf_holds(s, object);
 	pthread_mutex_lock(&n->list_lock);
+	if (!found)
+		found = tsheaf_holds(s, object);	/* its lock comes after the list lock */
 	if (!found && __atomic_load_n(&slab->slab_cache, __ATOMIC_ACQUIRE) == s) {
 		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 			struct kmem_cache_cpu *c = cpu_slot(s, cpu);
@@ -1151,7 +1207,8 @@ static bool object_is_free(struct kmem_cache *s, struct slab *slab, void *object
 	return found;
 }
 
-void slab_free_suspect(struct kmem_cache *s, struct slab *slab, void *object)
+/* Out of line: the fast paths that call it stay leaves. */
+__noinline void slab_free_suspect(struct kmem_cache *s, struct slab *slab, void *object)
 {
 	if (object_is_free(s, slab, object)) {
 		slab_double_free(s, object);
@@ -1461,12 +1518,17 @@ unsigned long slab_validate_cache(struct kmem_cache *s)
  * node's and the CPUs') are inactive; a cpu slab counts as wholly active,
  * since its free objects sit on a lockless list nobody may walk.  Unlike
  * the kernel's, objects parked in sheaves are inactive too: counted per
- * sheaf, not per object (sheaf_parked()).
+ * sheaf, not per object (slab_parked()).
  */
+unsigned long slab_parked(struct kmem_cache *s)
+{
+	return (READ_ONCE(s->sheaf_capacity) ? sheaf_parked(s) : 0) + tsheaf_parked(s);
+}
+
 void slab_get_info(struct kmem_cache *s, struct slab_info *info)
 {
 	struct kmem_cache_node *n = get_node(s);
-	unsigned long free = READ_ONCE(s->sheaf_capacity) ? sheaf_parked(s) : 0, partial = 0;
+	unsigned long free = slab_parked(s), partial = 0;
 	struct list_head *pos;
 
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {

@@ -402,6 +402,7 @@ int slab_set_debug(struct kmem_cache *s, slab_flags_t flag, bool on)
 			WRITE_ONCE(s->flags, laid_out.flags);
 			/* Sheaves off with debug on (the slots' empty sheaves go below), back with it off. */
 			sheaf_setup(s);
+			tsheaf_setup(s);	/* none with debug on: the cache has no slab, so no sheaf holds one */
 			if (!s->sheaf_capacity)
 				sheaf_retire_all(s);
 			set_min_partial(s);

@@ -749,7 +749,8 @@ static void malloc_caches_on_sheaves(void)
 	const struct { const char *options, *rseq, *cas, *mode; } cases[] = {
 		{ "", "32 0", "0 0", NULL },
 		{ "slub_malloc_sheaves=8", "8 0", "0 0", NULL },
-		{ "slub_rseq=0", NULL, "0 0", "cmpxchg16b" },	/* a sheaf would take a lock */
+		{ "slub_rseq=0", NULL, "0 0", "cmpxchg16b + thread sheaves" },	/* a sheaf would take a lock */
+		{ "slub_rseq=0 slub_thread_sheaves=0", NULL, "0 0", "cmpxchg16b" },
 		{ "slub_malloc_sheaves=0", "0 0", "0 0", NULL },
 		{ "slub_malloc_sheaves_min=64", "32 0", "0 0", NULL },	/* kmalloc-64: not below */
 		{ "slub_malloc_sheaves_min=65", "0 0", "0 0", NULL },
@@ -758,16 +759,16 @@ static void malloc_caches_on_sheaves(void)
 		{ "slub_debug=F,kmalloc-64", "0 0", "0 0", NULL },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char got[64], mode[16] = "";
+		char got[96], mode[40] = "";
 		int malloc_cap = -1, own_cap = -1;
 		sheaf_capacities(cases[i].options, got, sizeof(got));
 		if (!*got || !strcmp(got, "late")) {	/* UBSan's runtime allocates before environ */
 			fprintf(stderr, "   skipped: the child printed nothing (SLUB_OPTIONS unseen)\n");
 			return;
 		}
-		CHECK_EQ(sscanf(got, "%d %d %15s", &malloc_cap, &own_cap, mode), 3);
+		CHECK_EQ(sscanf(got, "%d %d %39[^\n]", &malloc_cap, &own_cap, mode), 3);
 		bool rseq = !strcmp(mode, "rseq");
-		CHECK(rseq || !strcmp(mode, "cmpxchg16b"));
+		CHECK(rseq || !strcmp(mode, "cmpxchg16b") || !strcmp(mode, "cmpxchg16b + thread sheaves"));
 		if (cases[i].mode)
 			CHECK(!strcmp(mode, cases[i].mode));
 		const char *want = rseq ? cases[i].rseq : cases[i].cas;
