@@ -766,6 +766,28 @@ static inline void stat(struct kmem_cache *s, enum stat_item si)
 #endif
 }
 
+/* ---- thread sheaves' pop and push (tsheaf.h) ------------------------------------ */
+
+/* The top object of @sh, which holds @n > 0. */
+static inline void *tsheaf_pop(struct kmem_cache *s, struct tsheaf *sh, unsigned int n)
+{
+	void *object = sh->objects[n - 1];
+	tsheaf_set_size(sh, n - 1);
+	object_mark_allocated(s, object);
+	stat(s, ALLOC_TSHEAF);
+	return object;
+}
+
+/* Park @object on @sh, which holds @n < its room; the word says free, as a freelist's. */
+static inline void tsheaf_park(struct kmem_cache *s, struct tsheaf *sh, unsigned long n,
+			       void *object)
+{
+	set_freepointer(s, object, NULL);
+	tsheaf_set_object(sh, n, object);
+	tsheaf_set_size(sh, (unsigned int)n + 1);
+	stat(s, FREE_TSHEAF);
+}
+
 /* ---- entry points of the engine (slub.c) ----------------------------------- */
 
 /* The slow paths' locks, skipped while the process has one thread (slub.c says why). */
@@ -827,6 +849,7 @@ __hidden unsigned int calculate_alignment(unsigned int flags, unsigned int align
 __hidden bool calculate_sizes(struct kmem_cache *s);
 __hidden int calculate_order(unsigned int size, unsigned int max_order);
 __hidden void set_min_partial(struct kmem_cache *s);
+__hidden bool slab_no_cpu_partial(const struct kmem_cache *s);
 __hidden void set_cpu_partial(struct kmem_cache *s);
 __hidden void slab_set_cpu_partial(struct kmem_cache *s, unsigned int nr_objects);
 __hidden int slab_set_order(struct kmem_cache *s, unsigned int order);

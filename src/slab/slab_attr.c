@@ -276,9 +276,7 @@ STORE(cpu_partial)
 	int err = parse_uint(buf, MAX_OBJS_PER_PAGE, &v);
 	if (err)
 		return err;
-	/* Debug caches, caches with sheaves and slub_cpu_partial=0 keep no partial slabs per CPU. */
-	if (v && (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS) || s->sheaf_capacity ||
-		  s->tsheaf_off))
+	if (v && slab_no_cpu_partial(s))
 		return -EINVAL;
 	slab_set_cpu_partial(s, (unsigned int)v);
 	kmem_cache_flush_all(s);

@@ -196,16 +196,22 @@ void set_min_partial(struct kmem_cache *s)
 }
 
 /*
- * How many objects the per-CPU partial lists may hold: fewer for big
- * objects.  Debug caches, caches with sheaves and slub_cpu_partial=0 keep none.
+ * Debug caches, caches with sheaves and slub_cpu_partial=0 keep no partial
+ * slabs per CPU; nor those with thread sheaves, which refill from the
+ * node's partial list: frees must land there.
  */
+bool slab_no_cpu_partial(const struct kmem_cache *s)
+{
+	return !slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS) || s->sheaf_capacity ||
+	       s->tsheaf_off;
+}
+
+/* How many objects the per-CPU partial lists may hold: fewer for big objects. */
 void set_cpu_partial(struct kmem_cache *s)
 {
 	unsigned int nr_objects;
 
-	/* Thread sheaves refill from the node's partial list: frees must land there. */
-	if (!slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS) || s->sheaf_capacity ||
-	    s->tsheaf_off)
+	if (slab_no_cpu_partial(s))
 		nr_objects = 0;
 	else if (s->size >= PAGE_SIZE)
 		nr_objects = 6;

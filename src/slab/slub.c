@@ -730,13 +730,8 @@ void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 	if (off) {
 		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
 		unsigned int n = sh->size;
-		if (likely(n && !(gfp & __GFP_ZERO))) {
-			object = sh->objects[n - 1];
-			tsheaf_set_size(sh, n - 1);
-			object_mark_allocated(s, object);
-			stat(s, ALLOC_TSHEAF);
-			return object;
-		}
+		if (likely(n && !(gfp & __GFP_ZERO)))
+			return tsheaf_pop(s, sh, n);
 	} else if (likely(!object && !slub_percpu_rseq && !s->sheaf_capacity &&
 			  !(gfp & __GFP_ZERO))) {
 		/* A debug cache has no cpu slab: alloc_cas_once() finds nothing. */
@@ -833,10 +828,7 @@ void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 				slab_free_suspect(s, slab, object);
 				return;
 			}
-			set_freepointer(s, object, NULL);	/* parked: its word says free */
-			tsheaf_set_object(sh, n, object);
-			tsheaf_set_size(sh, (unsigned int)n + 1);
-			stat(s, FREE_TSHEAF);
+			tsheaf_park(s, sh, n, object);
 			return;
 		}
 		tsheaf_free(s, slab, object);	/* full, or no block yet */

@@ -242,11 +242,7 @@ void *tsheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 				return NULL;
 		stat(s, TSHEAF_REFILL);
 	}
-	void *object = sh->objects[--n];
-	tsheaf_set_size(sh, n);
-	object_mark_allocated(s, object);
-	stat(s, ALLOC_TSHEAF);
-	return object;
+	return tsheaf_pop(s, sh, n);
 }
 
 void tsheaf_free(struct kmem_cache *s, struct slab *slab, void *object)
@@ -264,10 +260,7 @@ void tsheaf_free(struct kmem_cache *s, struct slab *slab, void *object)
 		slub_fork_handlers_check();
 		flush_oldest(s, sh, sh->room / 2);
 	}
-	set_freepointer(s, object, NULL);	/* parked: its word says free */
-	tsheaf_set_object(sh, sh->size, object);
-	tsheaf_set_size(sh, sh->size + 1);
-	stat(s, FREE_TSHEAF);
+	tsheaf_park(s, sh, sh->size, object);
 }
 
 /* ---- what the rest of the engine asks ---------------------------------------------- */
