@@ -103,6 +103,14 @@ static inline int pin_to_cpu(int cpu)
 	return sched_setaffinity(0, sizeof(one), &one);
 }
 
+/* Keep this thread on the CPU it runs on, its affinity saved in *@old to restore. */
+static inline int pin_to_this_cpu(cpu_set_t *old)
+{
+	if (sched_getaffinity(0, sizeof(*old), old))
+		return -1;
+	return pin_to_cpu(sched_getcpu());
+}
+
 /* Does the last counted report contain @text?  Says what it was if not. */
 static inline bool last_report_has(const char *text)
 {

@@ -170,8 +170,7 @@ static void lazy_link_up(void)
 static void constructor_runs_once_per_object(void)
 {
 	cpu_set_t old;
-	CHECK_EQ(sched_getaffinity(0, sizeof(old), &old), 0);
-	CHECK_EQ(pin_to_cpu(sched_getcpu()), 0);
+	CHECK_EQ(pin_to_this_cpu(&old), 0);
 	ctor_calls = 0;
 	struct kmem_cache *s = kmem_cache_create("ctor", sizeof(struct thing), 0, 0, thing_ctor);
 	unsigned int per_slab = oo_objects(s->oo);

@@ -282,8 +282,7 @@ static void corrupt_one(unsigned int size, bool ctor, int depth, uintptr_t bad, 
  */
 static void stay_on_this_cpu(cpu_set_t *old)
 {
-	CHECK_EQ(sched_getaffinity(0, sizeof(*old), old), 0);
-	CHECK_EQ(pin_to_cpu(sched_getcpu()), 0);
+	CHECK_EQ(pin_to_this_cpu(old), 0);
 	struct kmem_cache *s = kmem_cache_create("rel-ask-cpu", 64, 0, SLAB_NO_MERGE, NULL);
 	kmem_cache_free(s, kmem_cache_alloc(s, GFP_KERNEL));
 	kmem_cache_destroy(s);
