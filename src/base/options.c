@@ -18,7 +18,6 @@
 #include "base/os.h"
 #include "base/start.h"
 #include "base/report.h"
-#include "base/unwind.h"
 
 #define X(id_, name_, type_, def_, min_, max_, help_) \
 	static char opt_str_##id_[type_ == OPT_STRING ? SLUB_OPTION_STR_MAX : 1];
@@ -277,11 +276,12 @@ bool options_exit_stats_here(void)
 /*
  * At load, outside any allocation, what the options ask for that start-up
  * (maybe inside the first malloc) cannot do: SLUB_OPTIONS=help lists the
- * options even in a program that never allocates, and slub_abort_on_error
- * readies the unwinder, which may allocate.  The values are those in force
- * now: a later slub_setup() is not in the list.
+ * options even in a program that never allocates, and the options are
+ * parsed for the layers above that act at load (the debug layer readies
+ * its unwinder after this, at priority 103).  The values are those in
+ * force now: a later slub_setup() is not in the list.
  */
-__attribute__((constructor)) static void options_at_load(void)
+__attribute__((constructor(102))) static void options_at_load(void)
 {
 	const char *env = secure_getenv("SLUB_OPTIONS");
 	if (!env || (!strstr(env, "help") && !strstr(env, "abort") && !strstr(env, "debug")))
@@ -294,11 +294,7 @@ __attribute__((constructor)) static void options_at_load(void)
 			write_options(STDERR_FILENO);
 		}
 	}
-	/* Tracking (slub_debug with U) takes stacks from the first allocation on. */
-	bool unwind = slub_opt(abort_on_error) || slub_debug_any(SLAB_STORE_USER);
 	pthread_mutex_unlock(&options_lock);
-	if (unwind)
-		unwind_prime();	/* unlocked: it may allocate */
 }
 
 /* "name=value" of one option into @buf; returns its length. */

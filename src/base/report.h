@@ -65,9 +65,12 @@ __hidden void report_init(void);
 /*
  * slub_abort_on_error: after an event, write the stack to @fd and abort()
  * without running the program's SIGABRT handler (report_abort.c).  The
- * stack needs the unwinder readied first (unwind_prime(), base/unwind.h).
+ * stack comes from the writer the debug layer registers (it owns the
+ * unwinder); without one the report says there is no stack.
  */
 __hidden _Noreturn void report_abort(int fd);
+/* Register the stack writer report_abort() calls; async-signal-safe, no malloc. */
+__hidden void report_set_stack_writer(void (*write_stack)(int fd));
 
 /* Test hook: copy the text of the last counted event into @buf. */
 __hidden void slub_report_last(char *buf, size_t size);
