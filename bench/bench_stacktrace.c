@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unwind.h>
 
-#include "debug/stackdepot.h"
-#include "debug/stacktrace.h"
+#include "stack/stackdepot.h"
+#include "stack/stacktrace.h"
 
 #define DEPTH 24
 #define FRAMES 16

@@ -37,7 +37,7 @@ declare -A cmds=(
   [python]="$python $src/tests/programs/workload.py"
   [sqlite]="sqlite3 :memory: <q.sql"
   [sort]="sort -k1,1n -k2 part.txt"
-  [gcc]="gcc -O2 -I$src/include -I$src/src -c $src/src/slab/slub.c -o /dev/null"
+  [gcc]="gcc -O2 -I$src/include -I$src/src -c $src/src/slab/core/slub.c -o /dev/null"
   [git]="git -C $src log --stat -n 300"
 )
 programs=(python sqlite sort gcc git)

@@ -18,9 +18,9 @@
 #include "base/os.h"
 #include "page/page_alloc.h"
 #include "base/report.h"
-#include "base/unwind.h"
-#include "slab/slab.h"
-#include "slab/slab_common.h"
+#include "stack/unwind.h"
+#include "slab/core/slab.h"
+#include "slab/core/slab_common.h"
 
 int slub_started;
 int slub_unusable;

@@ -52,7 +52,7 @@ static int check_count;
 
 /*
  * First in a test of what a bad free does (reported, no harm done): the
- * unsafe measurement build SLUB_UNCHECKED_FREE (src/slab/slab.h) trusts
+ * unsafe measurement build SLUB_UNCHECKED_FREE (src/slab/core/slab.h) trusts
  * every free, so there the test is skipped.
  */
 #ifdef SLUB_UNCHECKED_FREE

@@ -11,7 +11,7 @@
  * symlink per alias of a merged cache (whose directory is its unique id,
  * ":[flags-]size").  This file only finds the caches and reads and writes
  * their files; the figures and every output come from the library's
- * formatting core (src/slab/slabinfo.c, compiled in), so the tool and
+ * formatting core (src/slab/view/slabinfo.c, compiled in), so the tool and
  * slub_print_slabinfo() print the same table.  Beyond the kernel's tool:
  * --json prints every attribute of every cache; -p PID reads a live libslub
  * process through its agent (slabinfo_live.c; no mount needed), and

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "slab/slabinfo.h"
+#include "slab/view/slabinfo.h"
 
 struct source {
 	const char *what;		/* for messages: the tree's path, "pid N" */

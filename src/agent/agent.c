@@ -45,7 +45,7 @@
 #include "base/options.h"
 #include "base/report.h"
 #include "base/start.h"
-#include "debug/stacktrace.h"
+#include "stack/stacktrace.h"
 
 #define AGENT_CLIENTS 8
 

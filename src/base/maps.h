@@ -4,7 +4,7 @@
  * /proc/self/maps read with open/read into a stack buffer: no malloc, no
  * stdio, no dladdr() (it takes dl_load_lock, which a thread inside dlopen()
  * may hold while it waits for an allocator lock we hold).  Used to name
- * stack frames (report_abort.c, debug/stacktrace_symbol.c).
+ * stack frames (report_abort.c, stack/stacktrace_symbol.c).
  */
 #ifndef SLUB_MAPS_H
 #define SLUB_MAPS_H

@@ -22,7 +22,7 @@
 
 #include "base/os.h"
 
-/* Set at load by the debug layer (debug/stacktrace.c), read at abort. */
+/* Set at load by the debug layer (stack/stacktrace.c), read at abort. */
 static void (*stack_writer)(int fd);
 
 void report_set_stack_writer(void (*write_stack)(int fd))

@@ -26,8 +26,8 @@
 #include "malloc/malloc_classes.h"
 #include "malloc/malloc_debug.h"
 #include "malloc/malloc_extents.h"
-#include "slab/sheaf.h"
-#include "slab/slab_debug.h"
+#include "slab/sheaf/sheaf.h"
+#include "slab/debug/slab_debug.h"
 #include "base/os.h"
 #include "base/report.h"
 

@@ -8,8 +8,8 @@
 #include <pthread.h>
 
 #include "base/options.h"
-#include "slab/slab_common.h"
-#include "slab/slab_debug.h"
+#include "slab/core/slab_common.h"
+#include "slab/debug/slab_debug.h"
 #include "base/report.h"
 
 uint8_t malloc_class_index[MALLOC_MAX_CLASS_SIZE / 8];

@@ -21,7 +21,7 @@
 #ifndef SLUB_MALLOC_CLASSES_H
 #define SLUB_MALLOC_CLASSES_H
 
-#include "slab/kmalloc.h"
+#include "slab/core/kmalloc.h"
 
 #define MALLOC_MAX_CLASS_SIZE KMALLOC_MAX_CACHE_SIZE
 #define NR_MALLOC_CLASSES 48

@@ -39,8 +39,8 @@
 #include "base/start.h"
 #include "malloc/malloc_extents.h"
 #include "page/page_alloc.h"
-#include "slab/slab_debug.h"
-#include "slab/slab_leak.h"
+#include "slab/debug/slab_debug.h"
+#include "slab/debug/slab_leak.h"
 
 #define EXTENT_HDR 128
 #define EXTENT_RED_MIN 16

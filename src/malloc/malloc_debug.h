@@ -6,7 +6,7 @@
 #ifndef SLUB_MALLOC_DEBUG_H
 #define SLUB_MALLOC_DEBUG_H
 
-#include "slab/slab.h"
+#include "slab/core/slab.h"
 
 /* The slub_debug flags of malloc-large: F Z P U (SLAB_*), 0 for none. */
 #define EXTENT_DEBUG_UNSET (~0u)

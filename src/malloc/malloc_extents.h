@@ -5,7 +5,7 @@
 #ifndef SLUB_MALLOC_EXTENTS_H
 #define SLUB_MALLOC_EXTENTS_H
 
-#include "slab/slab.h"
+#include "slab/core/slab.h"
 
 /* @size bytes of whole pages aligned to @align (0 or a power of two); NULL + ENOMEM. */
 __hidden void *extent_alloc(size_t size, size_t align, gfp_t gfp);

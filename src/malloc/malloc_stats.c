@@ -18,8 +18,8 @@
 
 #include "malloc/malloc_extents.h"
 #include "page/page_alloc.h"
-#include "slab/slab.h"
-#include "slab/slab_common.h"
+#include "slab/core/slab.h"
+#include "slab/core/slab_common.h"
 
 #define MALLOC_API __attribute__((visibility("default")))
 

@@ -15,7 +15,7 @@
 #include "check.h"
 #include "base/options.h"
 #include "base/report.h"
-#include "slab/slab.h"
+#include "slab/core/slab.h"
 
 #define FZPU (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | SLAB_STORE_USER)
 

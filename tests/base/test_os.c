@@ -22,8 +22,8 @@
 #include "check.h"
 #include "page/memmap.h"
 #include "base/os.h"
-#include "slab/slab.h"
-#include "slab/slab_common.h"
+#include "slab/core/slab.h"
+#include "slab/core/slab_common.h"
 
 static sigjmp_buf fault_jmp;
 

@@ -13,8 +13,8 @@
 #include "check.h"
 #include "base/os.h"
 #include "base/percpu.h"
-#include "slab/slab.h"
-#include "slab/slab_common.h"
+#include "slab/core/slab.h"
+#include "slab/core/slab_common.h"
 
 #define MANY ((int)PCPU_SLOTS_PER_CHUNK + 40)	/* more than one chunk holds */
 

@@ -18,7 +18,7 @@ done
 
 # Only the public API is exported: exactly the SLUB_API names of slub.h, and
 # on x86-64 with glibc 2.35 or later dlclose (passed on, after which the
-# stack unwinder's rule cache is emptied: src/base/unwind.c).
+# stack unwinder's rule cache is emptied: src/stack/unwind.c).
 glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
 at_least() { [ -n "$glibc" ] && [ "$(printf '%s\n' "$1" "$glibc" | sort -V | head -1)" = "$1" ]; }
 extra=

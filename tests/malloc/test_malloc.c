@@ -21,7 +21,7 @@
 
 #include <slub.h>
 
-#include "slab/slab.h"	/* struct slab, compound_head(): inline only, no hidden symbol */
+#include "slab/core/slab.h"	/* struct slab, compound_head(): inline only, no hidden symbol */
 #include "check.h"	/* CHECK, RUN; its EXPECT_REPORT needs internals this library hides */
 
 /* One report, exactly, from @call (counted through the public slub_errors()). */

@@ -1,0 +1,1548 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slub.c - the SLUB engine: slabs, the slow allocation path, frees outside
+ * the cpu slab, per-CPU and per-node partial lists, flushing and shrinking.
+ * The lock order, the slab states and the per-CPU protocol are described at
+ * the top of slab.h; the fast paths are inline there.
+ *
+ * Slow allocation path, in the kernel's order (___slab_alloc):
+ *   1. objects that landed on the CPU freelist since the fast path looked
+ *   2. the cpu slab's own freelist (remote frees), taken whole
+ *   3. a slab from this CPU's partial list
+ *   4. a slab from the node's partial list (more go to the CPU's list)
+ *   5. a new slab from the page allocator
+ */
+#define _GNU_SOURCE
+#include "slab/core/slab.h"
+#include "slab/debug/slab_debug.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "base/start.h"
+#include "base/options.h"
+#include "base/report.h"
+
+/*
+ * slab_lock() and slab_unlock() (slab.h): while the process has one
+ * thread (os_single_threaded), nothing else can
+ * touch a slab's freelist, a CPU slot or a partial list: the hot slow paths
+ * then take neither c->lock nor list_lock, and change freelist+counters and
+ * the retired slot's freelist with plain loads and stores, as glibc's
+ * malloc skips its locks when single-threaded (slab flag bits and counters
+ * keep their atomics, as does the cmpxchg16b mode's slot protocol).  The
+ * saving is more than the instructions' cost: a locked instruction waits
+ * for every store before it, and a free outside the cpu slab has just
+ * written the free pointer into an object that, in a big heap, is rarely
+ * cached (bench_churn, 3M objects: 434 -> 265 ns per random replacement
+ * with the free's prefetch).  The flag turns false only in this thread's
+ * own pthread_create(), which nothing between a slab_lock() and its
+ * slab_unlock() calls, so a section that skipped the one skips the other;
+ * pthread_create() publishes every plain store made before it.  Cold paths
+ * (flush, shrink, validation) lock always: skipping a lock some other
+ * section took for real is harmless with one thread.  As in glibc, a
+ * thread made with a raw clone() that then allocates is not supported:
+ * glibc does not know of it, so neither do we.
+ */
+static void free_to_slab(struct kmem_cache *s, struct slab *slab, void *object);
+
+static bool slab_update_freelist(struct kmem_cache *s, struct slab *slab, void *old_freelist,
+				 unsigned long old_counters, void *new_freelist,
+				 unsigned long new_counters)
+{
+	if (os_single_threaded()) {
+		if (slab->freelist != old_freelist || slab->counters != old_counters)
+			return false;
+		slab->freelist = new_freelist;
+		slab->counters = new_counters;
+		return true;
+	}
+	if (cmpxchg_double(&slab->freelist, old_freelist, old_counters, new_freelist, new_counters))
+		return true;
+	stat(s, CMPXCHG_DOUBLE_FAIL);
+	return false;
+}
+
+void slab_zero_object(struct kmem_cache *s, void *object)
+{
+	if (s->ctor) {
+		/* Constructed state wins over zeroing, as in the kernel. */
+		if (!__atomic_exchange_n(&s->ctor_zero_warned, true, __ATOMIC_RELAXED))
+			slub_report("WARNING %s: __GFP_ZERO on a cache with a constructor; not zeroed",
+				    s->name);
+	} else {
+		/* A debug kmalloc object: not the red zone past the size asked for. */
+		memset(object, 0, kmem_cache_debug(s) ? get_orig_size(s, object) : s->object_size);
+	}
+}
+
+/* ---- encoded free pointers (slab.h) ------------------------------------------ */
+
+/* The tag alone until slab_fp_init(), which runs before the first slab. */
+uintptr_t slab_fp_key = 0xa5c0000000000000UL;
+const uintptr_t slab_fp_tag = SLAB_FP_TAG;
+
+/*
+ * The key's tag (top 17 bits): bit 63 set, so no pointer, no small or
+ * positive integer and no ASCII text carries it, and the top byte below
+ * 0xf0, so neither do -1 nor small negative integers.  Its low 47 bits are
+ * random (getrandom, else the kernel's AT_RANDOM bytes and the clock), so
+ * what one process's freelists hold means nothing in another.
+ */
+void slab_fp_init(void)
+{
+	uint64_t r = 0;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		const uint64_t *at = (const uint64_t *)getauxval(AT_RANDOM);
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r = (at ? at[1] : 0) ^ (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL;
+	}
+	uint64_t top = 0x80 | ((r >> 56) % 0x70);		/* 0x80 .. 0xef */
+	slab_fp_key = (top << 56) | (r & ((1UL << 56) - 1));
+}
+
+/* ---- node partial list (list_lock held) ------------------------------------- */
+
+/* ---- slabs from and to the page allocator ------------------------------------ */
+
+static void slab_out_of_memory(struct kmem_cache *s, gfp_t gfp)
+{
+	static struct slub_ratelimit rs;
+	if ((gfp & __GFP_NOWARN) || !slub_ratelimit(&rs))
+		return;
+	slub_warn("SLUB: Unable to allocate memory on node -1, gfp=%#x", gfp);
+	slub_report_cont("  cache: %s, object size: %u, buffer size: %u, default order: %u, min order: %u",
+			 s->name, s->object_size, s->size, oo_order(s->oo), oo_order(s->min));
+}
+
+/* The object pointer of the @i-th object (after the left red zone). */
+static void *object_at(struct kmem_cache *s, void *start, unsigned int i)
+{
+	return (char *)start + (size_t)i * s->size + s->red_left_pad;
+}
+
+/*
+ * Where the next lazy link-up of a slab ends: every object whose free
+ * pointer lies in the page that holds object @start's (at least that one).
+ * Linking writes the pointers; an object that crosses into the next page
+ * with its pointer there waits for the next link-up, so that page stays
+ * untouched until an object in it is handed out (a cache of 1664-byte
+ * objects used by one object holds one page, not two).
+ */
+static unsigned int build_end(struct kmem_cache *s, unsigned int start, unsigned int objects)
+{
+	size_t fp0 = s->red_left_pad + s->offset;	/* object 0's free pointer */
+	size_t page_end = (((size_t)start * s->size + fp0) | (PAGE_SIZE - 1)) + 1;
+	size_t end = (page_end - sizeof(void *) - fp0) / s->size + 1;
+	return end < objects ? (unsigned int)end : objects;
+}
+
+/*
+ * Link objects [start, end) of @slab in order; returns the first.  If the
+ * slab's pages came untouched (PG_fresh), the page object @start's free
+ * pointer lies in is faulted in first with one call: the link-up writes
+ * there at once, and an object the next page holds only in part is linked
+ * by the next link-up, so each call brings one page in.
+ */
+static void *link_objects(struct kmem_cache *s, struct slab *slab, unsigned int start,
+			  unsigned int end)
+{
+	void *base = slab_address(slab);
+	if (slab_flags(slab) & PG_fresh) {
+		uintptr_t fp = (uintptr_t)object_at(s, base, start) + s->offset;
+		os_populate((void *)(fp & ~(PAGE_SIZE - 1)), PAGE_SIZE);
+	}
+	for (unsigned int i = start; i < end; i++)
+		set_freepointer(s, object_at(s, base, i), i + 1 < end ? object_at(s, base, i + 1) : NULL);
+	return object_at(s, base, start);
+}
+
+#ifdef SLUB_PAGEMAP
+struct slab **pagemap_root[PAGEMAP_ROOT_ENTRIES];
+
+bool pagemap_set(uintptr_t start, unsigned int order, struct slab *slab)
+{
+	struct slab ***root = &pagemap_root[start >> PAGEMAP_LEAF_SHIFT];
+	struct slab **leaf = __atomic_load_n(root, __ATOMIC_ACQUIRE);
+	if (unlikely(!leaf)) {
+		if (!slab)
+			return true;	/* nothing was ever named here */
+		/* Mapped outside any lock: two makers race, the loser unmaps its own. */
+		struct slab **mine = os_map_sparse(PAGEMAP_LEAF_BYTES);
+		if (!mine)
+			return false;
+		if (__atomic_compare_exchange_n(root, &leaf, mine, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			leaf = mine;
+		else
+			os_release(mine, PAGEMAP_LEAF_BYTES);
+	}
+	size_t first = pagemap_index(start);
+	for (size_t i = 0; i < (1UL << order); i++)
+		__atomic_store_n(&leaf[first + i], slab, __ATOMIC_RELAXED);
+	return true;
+}
+#endif
+
+static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	struct kmem_cache_order_objects oo = { READ_ONCE(s->oo.x) };	/* order may be written */
+	gfp_t flags = (gfp & ~__GFP_ZERO) | s->allocflags | __GFP_COMP;
+	struct slab *slab;
+
+	/* Try the preferred order quietly, then the smallest that fits one. */
+	struct page *page = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
+	if (unlikely(!page) && oo_order(s->min) < oo_order(oo)) {
+		oo = s->min;
+		stat(s, ORDER_FALLBACK);
+		page = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
+	}
+	if (unlikely(!page))
+		return NULL;
+	slab = page_slab(page);
+
+	unsigned int objects = oo_objects(oo);
+	void *start = slab_address(slab);
+#ifdef SLUB_PAGEMAP
+	/* Before the cache is set: no object is handed out unnamed. */
+	if (unlikely(!pagemap_set((uintptr_t)start, oo_order(oo), slab))) {
+		__free_pages(page, oo_order(oo));
+		return NULL;
+	}
+	WRITE_ONCE(slab->start_in_section, (uint32_t)((uintptr_t)start & (SECTION_SIZE - 1)));
+#endif
+	/*
+	 * A cache that already holds populate_slabs slabs will fill this one
+	 * too: fault it in with one call, not page by page as the lazy link-up
+	 * and the objects' users reach each page.  A fault costs some 0.5 us
+	 * on bare metal and 10 us in the virtual machines our CI runs on
+	 * (bench/machine_faults), where the call costs 0.45 us a page: sqlite
+	 * runs 6% faster there.  A cache's first slabs stay lazy, so a small
+	 * process keeps one touched page per class; but each of their pages
+	 * the link-up reaches untouched is faulted in by a call of its own
+	 * (link_objects), which costs 2.5 us there against the fault's 11.
+	 */
+	struct kmem_cache_node *n = get_node(s);
+	bool debug = kmem_cache_debug(s);
+	if (slab_flags(slab) & PG_fresh) {
+		bool whole = s->ctor || debug || (s->populate_slabs &&
+					 __atomic_load_n(&n->nr_slabs, __ATOMIC_RELAXED) >=
+						 s->populate_slabs);
+		if (whole)
+			os_populate(start, PAGE_SIZE << oo_order(oo));	/* a constructor writes all */
+		if (whole || !slub_opt(populate_pages))
+			__atomic_and_fetch(&slab->flags, ~PG_fresh, __ATOMIC_RELAXED);
+	}
+	/*
+	 * Constructors run once per object, here, never on reuse: here, since
+	 * a constructor may allocate and the lazy link-up runs under c->lock.
+	 * Without one only the first page is linked (slab.h, "built").
+	 */
+	unsigned int built = s->ctor || debug ? objects : build_end(s, 0, objects);
+	if (debug)
+		setup_slab_debug(s, slab, objects);	/* before the constructor, as the kernel */
+	if (s->ctor)
+		for (unsigned int i = 0; i < objects; i++)
+			s->ctor(object_at(s, start, i));
+	slab->next = NULL;
+	union slab_counters c = { .counters = 0 };
+	c.objects = objects;
+	c.built = built;
+	slab->counters = c.counters;
+	slab->freelist = link_objects(s, slab, 0, built);
+	/* A set slab_cache is what makes the page a slab to object_slab(). */
+	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELEASE);
+	__atomic_or_fetch(&slab->flags, PG_slab, __ATOMIC_RELEASE);
+
+	__atomic_add_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
+	unsigned long pages = __atomic_add_fetch(&n->total_pages, 1UL << oo_order(oo),
+						 __ATOMIC_RELAXED);
+	atomic_max_ulong(&n->peak_pages, pages);
+	if (s->flags & SLAB_KMALLOC)
+		slub_malloc_slab_grown(s, pages);
+	return slab;
+}
+
+struct slab *slab_new(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	struct slab *slab = allocate_slab(s, gfp, node);
+	if (slab)
+		stat(s, ALLOC_SLAB);
+	return slab;
+}
+
+void slab_oom(struct kmem_cache *s, gfp_t gfp)
+{
+	slab_out_of_memory(s, gfp);
+}
+
+__attribute__((weak)) void slub_malloc_slab_grown(struct kmem_cache *s, unsigned long total_pages)
+{
+	(void)s;
+	(void)total_pages;
+}
+
+static void discard_slab(struct kmem_cache *s, struct slab *slab)
+{
+	struct kmem_cache_node *n = get_node(s);
+	unsigned int objects = read_counters(slab).objects;
+
+	__atomic_sub_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&n->total_pages, 1UL << slab->order, __ATOMIC_RELAXED);
+	stat(s, FREE_SLAB);
+#ifdef SLUB_PAGEMAP
+	/* Before the descriptors: no entry outlives the slab (pagemap.h). */
+	pagemap_set((uintptr_t)slab_address(slab), slab->order, NULL);
+	/*
+	 * start_in_section stays: the first tail's order, zone and node, which
+	 * no one reads of a tail, and it depends on the descriptor alone, so a
+	 * racing lookup that still sees the cache sees the right start too.
+	 */
+#endif
+	/* Both descriptors as the page allocator left them: a head, a tail. */
+	WRITE_ONCE(slab->slab_cache, NULL);
+	slab->freelist = NULL;
+	slab->counters = 0;
+	slab->next = NULL;
+	__atomic_and_fetch(&slab->flags, ~(PG_slab | PG_slab_partial | PG_slab_disabled),
+			   __ATOMIC_RELEASE);
+	__free_pages(slab_page(slab), slab->order);
+}
+
+void slab_free_pages(struct kmem_cache *s, struct slab *slab)
+{
+	if (s->flags & SLAB_CONSISTENCY_CHECKS)
+		slab_pad_check(s, slab);
+	discard_slab(s, slab);
+}
+
+/* Free a chain (via slab->next) of empty slabs, with no list lock held. */
+static void discard_slabs(struct kmem_cache *s, struct slab *list)
+{
+	while (list) {
+		struct slab *slab = list;
+		list = slab->next;
+		discard_slab(s, slab);
+	}
+}
+
+/* ---- freezing and unfreezing --------------------------------------------------- */
+
+/*
+ * Take the whole freelist of a slab and freeze it (it becomes a cpu slab),
+ * or leave it unfrozen and full if it has no free object.  An empty
+ * freelist with unlinked objects left claims the next page of them, which
+ * only the caller can reach: it alone may take this slab's freelist (its
+ * CPU slot's lock, or the slab just came off a partial list).
+ */
+static void *take_freelist(struct kmem_cache *s, struct slab *slab, bool freeze_if_empty,
+			   unsigned int *link_from, unsigned int *link_to)
+{
+	void *freelist;
+	union slab_counters old, new;
+
+	do {
+		freelist = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
+		old = read_counters(slab);
+		new = old;
+		if (!freelist && old.built < old.objects)
+			new.built = build_end(s, old.built, old.objects);
+		new.inuse = new.built;
+		new.frozen = freelist || new.built != old.built || freeze_if_empty;
+	} while (!slab_update_freelist(s, slab, freelist, old.counters, NULL, new.counters));
+	*link_from = old.built;
+	*link_to = new.built;
+	return freelist;
+}
+
+/* The freelist take_freelist() claimed: [from, to) linked now, if any. */
+static void *claimed_freelist(struct kmem_cache *s, struct slab *slab, void *freelist,
+			      unsigned int from, unsigned int to)
+{
+	return from < to ? link_objects(s, slab, from, to) : freelist;
+}
+
+static void *get_freelist(struct kmem_cache *s, struct slab *slab, bool freeze_if_empty)
+{
+	unsigned int from, to;
+	void *freelist = take_freelist(s, slab, freeze_if_empty, &from, &to);
+	return claimed_freelist(s, slab, freelist, from, to);
+}
+
+/*
+ * Return a cpu slab to the lists: the CPU's leftover freelist goes back
+ * into the slab, which is unfrozen and then discarded (empty, enough
+ * partial slabs), put on the node partial list, or forgotten (full).
+ */
+static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freelist)
+{
+	struct kmem_cache_node *n = get_node(s);
+	unsigned int free_delta = 0;
+	void *tail = NULL;
+	union slab_counters old, new;
+	void *old_freelist;
+
+	/*
+	 * The CPU freelist's objects were free-pointer checked one by one as
+	 * they reached its head; those below were not.  Check them before
+	 * they go back: a corrupt pointer cuts the list there, and the objects
+	 * after it stay counted in use, lost but harmless.
+	 */
+	if (freelist) {
+		uintptr_t start = (uintptr_t)slab_address(slab);
+		unsigned int objects = read_counters(slab).objects;
+		for (void *p = freelist; p;) {
+			void *next = get_freepointer(s, p);
+			tail = p;
+			free_delta++;
+			if (unlikely(next && (!slab_object_valid_at(s, slab, start, next) ||
+					      free_delta >= objects))) {
+				slab_corrupt_freepointer(s, slab, p, next);
+				set_freepointer(s, p, NULL);
+				break;
+			}
+			p = next;
+		}
+	}
+	do {
+		old_freelist = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
+		old = read_counters(slab);
+		new = old;
+		new.frozen = 0;
+		if (tail) {
+			set_freepointer(s, tail, old_freelist);
+			new.inuse -= free_delta;
+		}
+	} while (!slab_update_freelist(s, slab, old_freelist, old.counters,
+				       tail ? freelist : old_freelist, new.counters));
+
+	bool has_free = tail || old_freelist || old.built < old.objects;
+	if (old_freelist)
+		stat(s, DEACTIVATE_REMOTE_FREES);
+	slab_lock(&n->list_lock);
+	if (!new.inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
+		slab_unlock(&n->list_lock);
+		stat(s, DEACTIVATE_EMPTY);
+		discard_slab(s, slab);
+		return;
+	}
+	if (has_free)
+		add_partial(n, slab, true);
+	slab_unlock(&n->list_lock);
+	stat(s, has_free ? DEACTIVATE_TO_TAIL : DEACTIVATE_FULL);
+}
+
+/* Move a chain of cpu partial slabs (unfrozen) to the node, freeing empties. */
+static void put_partials(struct kmem_cache *s, struct slab *list)
+{
+	struct kmem_cache_node *n = get_node(s);
+	struct slab *discard = NULL;
+
+	slab_lock(&n->list_lock);
+	while (list) {
+		struct slab *slab = list;
+		list = slab->next;
+		slab->next = NULL;
+		if (!read_counters(slab).inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
+			slab->next = discard;
+			discard = slab;
+		} else {
+			add_partial(n, slab, true);
+		}
+	}
+	slab_unlock(&n->list_lock);
+	discard_slabs(s, discard);
+}
+
+/*
+ * This CPU's slot, locked.  A slot index is added to slab_cpus before its
+ * first lock (one test afterwards), so that every walk of the slots (fork,
+ * flush, validation, figures) sees each slot ever locked, and only those.
+ */
+struct kmem_cache_cpu *slab_lock_cpu_slot(struct kmem_cache *s, unsigned int *cpup)
+{
+	unsigned int cpu = this_cpu_slot(s);
+	os_cpu_use(&slab_cpus, cpu);
+	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+	slab_lock(&c->lock);
+	if (cpup)
+		*cpup = cpu;
+	return c;
+}
+
+/* A slab that was full got a free object: keep it on this CPU's partial list. */
+static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
+{
+	struct kmem_cache_cpu *c = slab_lock_cpu_slot(s, NULL);
+	struct slab *flush = NULL;
+
+	if (c->nr_partial >= READ_ONCE(s->cpu_partial_slabs)) {
+		/* Full: the old list goes to the node, this slab starts anew. */
+		flush = c->partial;
+		c->partial = NULL;
+		c->nr_partial = 0;
+		stat(s, CPU_PARTIAL_DRAIN);
+	}
+	stat(s, CPU_PARTIAL_FREE);
+	slab->next = c->partial;
+	c->partial = slab;
+	c->nr_partial++;
+	slab_unlock(&c->lock);
+	if (flush)
+		put_partials(s, flush);
+}
+
+/* ---- the CPU slot protocol (c->lock held) ---------------------------------------- */
+
+intptr_t slub_percpu_rseq;
+intptr_t slub_fastpath_area;
+struct os_cpu_set slab_cpus = OS_CPU_SET_INIT;
+
+#if SLUB_HAVE_RSEQ_ASM
+/* cmpxchg16b mode's stand-in for an rseq area: cpu_id names no slot. */
+static __thread struct {
+	uint32_t cpu_id_start, cpu_id;
+	uint64_t rseq_cs;
+} parked_rseq_area __attribute__((aligned(32), tls_model("initial-exec"))) = {
+	.cpu_id_start = ~0u, .cpu_id = ~0u,
+};
+#endif
+
+void slab_set_percpu_mode(intptr_t rseq_offset)
+{
+	slub_percpu_rseq = rseq_offset;
+#if SLUB_HAVE_RSEQ_ASM
+	slub_fastpath_area = rseq_offset ? rseq_offset :
+		(intptr_t)((uintptr_t)&parked_rseq_area - os_thread_pointer());
+#endif
+}
+/*
+ * None yet: the first use asks.  The model is repeated here because the
+ * definition's own (the default, local-dynamic in a shared library) would
+ * win, and every fast path without rseq would call __tls_get_addr.
+ */
+__thread unsigned int slab_cpu_hint __attribute__((tls_model("initial-exec"))) = ~0u;
+
+/*
+ * Retire the slot of @cpu: after this no fast path commits on it until it
+ * is published.  Returns the CPU freelist, which the caller now owns.
+ */
+static void *retire_slot(struct kmem_cache_cpu *c, unsigned int cpu, unsigned long *tid)
+{
+#if SLUB_HAVE_RSEQ_ASM
+	if (slub_percpu_rseq) {
+		/* On @cpu: mark in a sequence.  Elsewhere: mark, then restart @cpu's. */
+		if (!rseq_slot_mark(slub_percpu_rseq, &c->tid, cpu)) {
+			__atomic_fetch_or(&c->tid, 1, __ATOMIC_SEQ_CST);
+			/* With one thread, here, no sequence runs on @cpu. */
+			if (!os_single_threaded())
+				os_membarrier_rseq(cpu);
+		}
+		*tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+		if (os_single_threaded()) {
+			void *freelist = c->freelist;
+			c->freelist = NULL;
+			return freelist;
+		}
+		return __atomic_exchange_n(&c->freelist, NULL, __ATOMIC_ACQ_REL);
+	}
+#else
+	(void)cpu;
+#endif
+	for (;;) {
+		unsigned long t = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+		void *f = __atomic_load_n(&c->freelist, __ATOMIC_ACQUIRE);
+		if (cmpxchg_double(&c->freelist, f, t, NULL, t + 1)) {
+			*tid = t + 1;
+			return f;
+		}
+	}
+}
+
+/* Install @slab and publish @freelist: the slot is live (even tid) again. */
+static void publish_slot(struct kmem_cache_cpu *c, unsigned long tid, struct slab *slab,
+			 void *freelist)
+{
+	__atomic_store_n(&c->slab, slab, __ATOMIC_RELEASE);
+	if (slub_percpu_rseq) {
+		/* Marked: nobody else writes the slot; the tid store reopens it. */
+		__atomic_store_n(&c->freelist, freelist, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->tid, tid + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	if (!cmpxchg_double(&c->freelist, NULL, tid, freelist, tid + 1))
+		slub_report("BUG: cpu slot changed while retired (tid %lu)", tid);
+}
+
+/* Unfreeze everything a slot holds: cpu slab and cpu partial list. */
+static void flush_slot(struct kmem_cache *s, unsigned int cpu)
+{
+	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+	unsigned long tid;
+	pthread_mutex_lock(&c->lock);
+	/* The slab only changes under the lock, and a CPU freelist needs one. */
+	if (!c->slab && !c->partial) {
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	void *freelist = retire_slot(c, cpu, &tid);
+	struct slab *slab = c->slab;
+	struct slab *partial = c->partial;
+	c->partial = NULL;
+	c->nr_partial = 0;
+	if (slab) {
+		stat(s, CPUSLAB_FLUSH);
+		deactivate_slab(s, slab, freelist);
+	}
+	publish_slot(c, tid, NULL, NULL);
+	pthread_mutex_unlock(&c->lock);
+	if (partial)
+		put_partials(s, partial);
+}
+
+/* Every CPU's slabs, or sheaves and then the barn's, back to the node. */
+void kmem_cache_flush_all(struct kmem_cache *s)
+{
+	slub_fork_handlers_check();
+	tsheaf_flush_self(s);	/* other threads' sheaves are theirs alone (tsheaf.h) */
+	bool sheaves = READ_ONCE(s->sheaf_capacity) != 0;
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
+		if (sheaves)
+			sheaf_flush_cpu(s, cpu);
+		else
+			flush_slot(s, cpu);
+	}
+	if (sheaves)
+		sheaf_flush_barn(s);
+}
+
+/* ---- the cmpxchg16b fast paths --------------------------------------------------- */
+
+/*
+ * A retired slot (odd tid) or an empty freelist ends the attempt; a CAS
+ * lost to another thread retries.  The free pointer is read before the CAS
+ * decides, from an object another thread may own by then (see
+ * get_freepointer_safe); the tid makes the CAS fail in that case.  One that
+ * does not decode to a plausible pointer also ends it: corrupt, or the
+ * object was taken meanwhile; the slow path tells which under the lock.
+ */
+static inline void *alloc_fast_cas(struct kmem_cache *s)
+{
+	for (unsigned int cpu = cas_cpu_slot(s);; cpu = this_cpu_slot(s)) {
+		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+		unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+		void *object = __atomic_load_n(&c->freelist, __ATOMIC_ACQUIRE);
+		if (unlikely((tid & 1) || !object))
+			return NULL;
+		void *next = get_freepointer_safe(s, object);
+		if (unlikely(!freepointer_plausible(next)))
+			return NULL;
+		if (likely(cmpxchg_double(&c->freelist, object, tid, next, tid + 2))) {
+			object_mark_allocated(s, object);
+			return object;
+		}
+		stat(s, CMPXCHG_DOUBLE_CPU_FAIL);
+	}
+}
+
+/*
+ * One CAS pop on the slot this thread used last, or NULL for
+ * alloc_finish() to sort out: a leaf, so that the cmpxchg16b mode's hit
+ * saves and restores no registers (it cost 16 instructions a call).
+ */
+static inline void *alloc_cas_once(struct kmem_cache *s)
+{
+	unsigned int cpu = slab_cpu_hint;
+	if (unlikely(cpu >= s->nr_cpu_slots))
+		return NULL;
+	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+	unsigned long tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+	void *object = __atomic_load_n(&c->freelist, __ATOMIC_ACQUIRE);
+	if (unlikely((tid & 1) || !object))
+		return NULL;
+	void *next = get_freepointer_safe(s, object);
+	if (unlikely(!freepointer_plausible(next)))
+		return NULL;
+	if (unlikely(!cmpxchg_double(&c->freelist, object, tid, next, tid + 2))) {
+		stat(s, CMPXCHG_DOUBLE_CPU_FAIL);
+		return NULL;
+	}
+	object_mark_allocated(s, object);
+	return object;
+}
+
+/*
+ * After the inline fast path and alloc_cas_once(): in cmpxchg16b mode the
+ * CAS fast path again; then the slow path if there was no object; then
+ * __GFP_ZERO.
+ */
+static __noinline void *alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
+{
+	/* A thread sheaf's refill (or __GFP_ZERO's pop); NULL: the cmpxchg16b paths. */
+	if (s->tsheaf_off && (object = tsheaf_alloc(s, gfp, node))) {
+		if (gfp & __GFP_ZERO)
+			slab_zero_object(s, object);
+		return object;
+	}
+	if (!object && s->sheaf_capacity) {
+		/* Never a debug cache's (sheaf.c; with or without rseq). */
+		object = sheaf_alloc(s, gfp, node);
+		if (!object)
+			return NULL;
+	} else {
+		/* A debug cache has no cpu slab: the inline pop never finds an object. */
+		if (kmem_cache_debug(s))
+			return debug_slab_alloc(s, gfp, node, 0);
+		if (!object && !slub_percpu_rseq)
+			object = alloc_fast_cas(s);
+		if (object) {
+			/* The rseq pop's (a sheaf's, if the cache has them), or the CAS's. */
+			stat(s, s->sheaf_capacity ? ALLOC_PCS : ALLOC_FASTPATH);
+		} else {
+			object = __slab_alloc(s, gfp, node);
+			if (!object)
+				return NULL;
+		}
+	}
+	if (gfp & __GFP_ZERO)
+		slab_zero_object(s, object);
+	return object;
+}
+
+/*
+ * After the inline fast path: without rseq, the thread sheaf's pop (a
+ * thread without a block reads an empty one), or for a cache without
+ * one the cmpxchg16b mode's hit; each a leaf.
+ */
+void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
+{
+	/*
+	 * A sheaf offset means no rseq (tsheaf_setup), so the inline
+	 * sequences gave up at once: no object yet.
+	 */
+	unsigned int off = s->tsheaf_off;
+	if (off) {
+		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
+		unsigned int n = sh->size;
+		if (likely(n && !(gfp & __GFP_ZERO)))
+			return tsheaf_pop(s, sh, n);
+	} else if (likely(!object && !slub_percpu_rseq && !s->sheaf_capacity &&
+			  !(gfp & __GFP_ZERO))) {
+		/* A debug cache has no cpu slab: alloc_cas_once() finds nothing. */
+		void *got = alloc_cas_once(s);
+		if (likely(got)) {
+			stat(s, ALLOC_FASTPATH);
+			return got;
+		}
+	}
+	return alloc_finish(s, gfp, node, object);
+}
+
+void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size)
+{
+	if (kmem_cache_debug(s))
+		return debug_slab_alloc(s, gfp, node, (unsigned int)size);
+	return slab_alloc(s, gfp, node);
+}
+
+/* Is slot @c live with @slab as its cpu slab?  Its tid in *@tid. */
+static inline bool slot_holds(struct kmem_cache_cpu *c, struct slab *slab, unsigned long *tid)
+{
+	*tid = __atomic_load_n(&c->tid, __ATOMIC_ACQUIRE);
+	return likely(!(*tid & 1)) && __atomic_load_n(&c->slab, __ATOMIC_RELAXED) == slab;
+}
+
+/* One CAS push of @object on @c's freelist at @tid; false if the CAS lost. */
+static inline bool push_cas(struct kmem_cache *s, struct kmem_cache_cpu *c, unsigned long tid,
+			    void *object)
+{
+	void *head = __atomic_load_n(&c->freelist, __ATOMIC_RELAXED);
+	set_freepointer(s, object, head);
+	if (unlikely(!cmpxchg_double(&c->freelist, head, tid, object, tid + 2)))
+		return false;
+	stat(s, FREE_FASTPATH);
+	return true;
+}
+
+/* A lost CAS push: retried on this CPU's slot while the slab is its cpu slab. */
+static __noinline void free_cas_retry(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	struct kmem_cache_cpu *c;
+	unsigned long tid;
+	do {
+		stat(s, CMPXCHG_DOUBLE_CPU_FAIL);
+		c = cpu_slot(s, this_cpu_slot(s));
+		if (!slot_holds(c, slab, &tid)) {
+			free_to_slab(s, slab, object);
+			return;
+		}
+	} while (!push_cas(s, c, tid, object));
+}
+
+/*
+ * The CAS push on slot @cpu.  The slab is read after the tid: if the slot
+ * changed in between, the CAS fails.  A cpu slab is never a debug cache's,
+ * so the word is checked once the slab matched; and only then, not on a
+ * retry: a lost CAS leaves it encoded.  Every call is a tail call, so the
+ * hit saves no registers.
+ */
+static inline void free_cas(struct kmem_cache *s, struct slab *slab, void *object, unsigned int cpu)
+{
+	unsigned long tid;
+	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+	if (!slot_holds(c, slab, &tid))
+		__slab_free(s, slab, object);
+	else if (unlikely(object_looks_free(s, object)))
+		slab_free_suspect(s, slab, object);
+	else if (unlikely(!push_cas(s, c, tid, object)))
+		free_cas_retry(s, slab, object);
+}
+
+/* A thread without a slot hint yet: ask for its CPU first. */
+static __noinline void free_cas_ask(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	free_cas(s, slab, object, this_cpu_slot(s));
+}
+
+/*
+ * After the inline fast path found @slab is not the CPU's: in cmpxchg16b
+ * mode the CAS push, on the slot this thread used last.
+ */
+static __noinline void free_finish(struct kmem_cache *s, struct slab *slab, void *object);
+
+void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	unsigned int off = s->tsheaf_off;
+	if (off) {
+		/* The thread sheaf's push (no rseq: tsheaf_setup); a thread without a block has room 0. */
+		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
+		unsigned long n = sh->size;
+		if (likely(n < sh->room)) {
+			if (unlikely(object_looks_free(s, object))) {
+				slab_free_suspect(s, slab, object);
+				return;
+			}
+			tsheaf_park(s, sh, n, object);
+			return;
+		}
+		tsheaf_free(s, slab, object);	/* full, or no block yet */
+		return;
+	}
+	free_finish(s, slab, object);
+}
+
+/* The rest, out of line: the thread sheaf's hit above saves no registers. */
+static __noinline void free_finish(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	if (s->sheaf_capacity) {
+		sheaf_free(s, slab, object);
+		return;
+	}
+	if (slub_percpu_rseq) {
+		__slab_free(s, slab, object);
+		return;
+	}
+	unsigned int cpu = slab_cpu_hint;
+	if (unlikely(cpu >= s->nr_cpu_slots)) {
+		free_cas_ask(s, slab, object);
+		return;
+	}
+	free_cas(s, slab, object, cpu);
+}
+
+/* ---- slow allocation path ---------------------------------------------------------- */
+
+/*
+ * Take a slab from the node partial list for this CPU, frozen, and move a
+ * few more to the CPU's partial list.  Returns the slab and its freelist.
+ */
+static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				void **freelist)
+{
+	struct kmem_cache_node *n = get_node(s);
+	struct slab *got = NULL;
+	unsigned int from = 0, to = 0;
+
+	if (!READ_ONCE(n->nr_partial))
+		return NULL;
+	slab_lock(&n->list_lock);
+	while (!list_empty(&n->partial)) {
+		struct slab *slab = list_first_entry(&n->partial, struct slab, lru);
+		remove_partial(n, slab);
+		if (!got) {
+			/* A claimed page is linked after the unlock: its faults hold no list. */
+			void *f = take_freelist(s, slab, false, &from, &to);
+			if (!f && from == to) {
+				/* Emptied by allocations? Not possible: it was on no CPU. */
+				continue;
+			}
+			got = slab;
+			*freelist = f;
+			stat(s, ALLOC_FROM_PARTIAL);
+		} else {
+			slab->next = c->partial;
+			c->partial = slab;
+			c->nr_partial++;
+			stat(s, CPU_PARTIAL_NODE);
+		}
+		if (c->nr_partial >= READ_ONCE(s->cpu_partial_slabs) / 2)
+			break;
+	}
+	slab_unlock(&n->list_lock);
+	if (got)
+		*freelist = claimed_freelist(s, got, *freelist, from, to);
+	return got;
+}
+
+/* Freeze a slab from this CPU's partial list; NULL if the list is empty. */
+static struct slab *get_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				    void **freelist)
+{
+	while (c->partial) {
+		struct slab *slab = c->partial;
+		c->partial = slab->next;
+		c->nr_partial--;
+		slab->next = NULL;
+		/* It has free objects: only its CPU allocates from a slab. */
+		void *f = get_freelist(s, slab, false);
+		if (f) {
+			*freelist = f;
+			stat(s, CPU_PARTIAL_ALLOC);
+			return slab;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * One thread keeps one cpu slab per cache, not one per CPU it has run on:
+ * before a new slab is made for @cpu, the slabs held by the slot the thread
+ * filled last go to the node's partial list, where get_partial() finds them.
+ * Otherwise a single-threaded program that the scheduler moves between CPUs
+ * holds a part-used slab of each size class on each of them.  Returns true
+ * if that left partial slabs to take.
+ */
+static bool adopt_lone_slabs(struct kmem_cache *s, unsigned int cpu)
+{
+	if (!os_single_threaded())
+		return false;
+	unsigned int last = s->lone_cpu;
+	if (!last-- || last == cpu || last >= s->nr_cpu_slots)
+		return false;
+	s->lone_cpu = 0;
+	flush_slot(s, last);
+	return READ_ONCE(get_node(s)->nr_partial) != 0;
+}
+
+/*
+ * The object after @object, the first of a freelist being handed to the
+ * CPU, checked in full (the pops check only that it decodes to a user
+ * address): NULL or a linked object of @slab.  A corrupt one is reported
+ * and the freelist ends at @object; the objects after it stay counted in
+ * use (the kernel's fix for a corrupt freelist: isolate it).
+ */
+static void *next_free_object(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	void *next = get_freepointer(s, object);
+	if (unlikely(next && !slab_object_valid(s, slab, next))) {
+		slab_corrupt_freepointer(s, slab, object, next);
+		set_freepointer(s, object, NULL);
+		return NULL;
+	}
+	return next;
+}
+
+void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	slub_fork_handlers_check();
+	unsigned int cpu;
+	struct kmem_cache_cpu *c;
+	unsigned long tid;
+	void *object;
+
+	stat(s, ALLOC_SLOWPATH);
+again:
+	c = slab_lock_cpu_slot(s, &cpu);
+	if (unlikely(kmem_cache_debug(s))) {	/* switched on meanwhile (slab_set_debug) */
+		slab_unlock(&c->lock);
+		return debug_slab_alloc(s, gfp, node, 0);
+	}
+	object = retire_slot(c, cpu, &tid);
+	struct slab *slab = c->slab;
+
+	if (object)			/* frees landed on the CPU freelist */
+		goto load;
+	if (slab) {
+		object = get_freelist(s, slab, false);
+		if (object) {
+			stat(s, ALLOC_REFILL);
+			goto load;
+		}
+		stat(s, DEACTIVATE_BYPASS);
+		slab = NULL;		/* full and unfrozen now: on no list */
+	}
+	slab = get_cpu_partial(s, c, &object);
+	if (!slab)
+		slab = get_partial(s, c, &object);
+	if (!slab) {
+		/*
+		 * A new slab, made with the slot open and unlocked, as the
+		 * kernel does: constructors may allocate (from any cache), and
+		 * the page allocator may take long; this CPU's other threads
+		 * need not wait for either.
+		 */
+		publish_slot(c, tid, NULL, NULL);
+		slab_unlock(&c->lock);
+		if (adopt_lone_slabs(s, cpu))
+			goto again;
+		slab = allocate_slab(s, gfp, node);
+		if (unlikely(!slab)) {
+			slab_out_of_memory(s, gfp);
+			errno = ENOMEM;
+			return NULL;
+		}
+		stat(s, ALLOC_SLAB);
+		object = slab->freelist;
+		slab->freelist = NULL;
+		union slab_counters cnt = read_counters(slab);
+		cnt.inuse = cnt.built;
+		cnt.frozen = 1;
+		slab->counters = cnt.counters;
+
+		/* Maybe on another CPU by now; that slot may have a slab again. */
+		c = slab_lock_cpu_slot(s, &cpu);
+		void *old_freelist = retire_slot(c, cpu, &tid);
+		if (c->slab)
+			deactivate_slab(s, c->slab, old_freelist);
+	}
+load:
+	if (os_single_threaded() && s->lone_cpu != cpu + 1)
+		s->lone_cpu = cpu + 1;
+	publish_slot(c, tid, slab, next_free_object(s, slab, object));
+	slab_unlock(&c->lock);
+	object_mark_allocated(s, object);
+	return object;
+}
+
+/* ---- frees outside the cpu slab ----------------------------------------------------- */
+
+/*
+ * Free the chain @head .. @tail of @cnt objects (linked already, or one
+ * object) to its slab's own freelist with a CAS, no queue.  A full slab
+ * that gets its first free object goes to this CPU's partial list (or the
+ * node's); an empty one beyond min_partial goes back to the page allocator.
+ * @check: whether the one object's word is still to be checked
+ * (object_looks_free); inlined for each use, so that the common one,
+ * __slab_free, is one call and a single object's chain costs nothing.
+ */
+static __attribute__((always_inline)) inline void
+do_slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail, unsigned int cnt,
+	     bool check)
+{
+	struct kmem_cache_node *n = get_node(s);
+	bool locked = false, on_node_partial = false, was_full;
+	bool cpu_partial = READ_ONCE(s->cpu_partial_slabs) != 0;
+	void *prior;
+	union slab_counters old, new;
+
+	if (check && unlikely(object_looks_free(s, head))) {
+		slab_free_suspect(s, slab, head);
+		return;
+	}
+	stat(s, FREE_SLOWPATH);
+	for (;;) {
+		if (locked) {	/* the decision was for a state that is gone */
+			slab_unlock(&n->list_lock);
+			locked = false;
+		}
+		prior = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
+		old = read_counters(slab);
+		/*
+		 * A double free racing the free that emptied the slab may get
+		 * here after the slab went back: its freelist+counters are a
+		 * tail's list slot by then, which the page allocator may use.
+		 * The cache is cleared before the pages go: check it after the
+		 * reads (this narrows the race; as in the kernel, it stays one).
+		 * The list lock is never held here.
+		 */
+		if (unlikely(__atomic_load_n(&slab->slab_cache, __ATOMIC_ACQUIRE) != s)) {
+			slub_report("BUG %s: object %p freed again after its slab went back (double free); ignored",
+				    s->name, head);
+			return;
+		}
+		set_freepointer(s, tail, prior);
+		new = old;
+		new.inuse -= cnt;
+		was_full = !prior && old.built == old.objects;
+		if ((!new.inuse || was_full) && !old.frozen &&
+		    (!cpu_partial || !was_full)) {
+			/* A list may change: decide under the list lock. */
+			slab_lock(&n->list_lock);
+			locked = true;
+		}
+		if (slab_update_freelist(s, slab, prior, old.counters, head, new.counters))
+			break;
+	}
+	if (locked)
+		on_node_partial = slab_flags(slab) & PG_slab_partial;
+
+	if (old.frozen)
+		stat(s, FREE_FROZEN);
+	if (!locked) {
+		if (!old.frozen && cpu_partial && was_full)
+			put_cpu_partial(s, slab);
+		return;
+	}
+	/* Partially free, but on a CPU's partial list: not ours to move. */
+	if (!was_full && !on_node_partial) {
+		slab_unlock(&n->list_lock);
+		return;
+	}
+	if (!new.inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
+		if (!was_full) {
+			remove_partial(n, slab);
+			stat(s, FREE_REMOVE_PARTIAL);
+		}
+		slab_unlock(&n->list_lock);
+		discard_slab(s, slab);
+		return;
+	}
+	if (!cpu_partial && was_full) {
+		add_partial(n, slab, true);
+		stat(s, FREE_ADD_PARTIAL);
+	}
+	slab_unlock(&n->list_lock);
+}
+
+void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	slub_fork_handlers_check();
+	if (kmem_cache_debug(s)) {
+		debug_slab_free(s, slab, object);
+		return;
+	}
+	do_slab_free(s, slab, object, object, 1, true);
+}
+
+/* A free whose object's word was checked already. */
+static __noinline void free_to_slab(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	do_slab_free(s, slab, object, object, 1, false);
+}
+
+/* Is @object on the freelist that starts at @p, a freelist of @slab? */
+static bool freelist_holds(struct kmem_cache *s, struct slab *slab, void *p, void *object)
+{
+	uintptr_t start = (uintptr_t)slab_address(slab);
+	unsigned int objects = read_counters(slab).objects;
+	for (unsigned int n = 0; p && n < objects; n++) {
+		if (p == object)
+			return true;
+		if (!slab_object_valid_at(s, slab, start, p))
+			return false;	/* corrupt: the walk cannot go on */
+		p = get_freepointer(s, p);
+	}
+	return false;
+}
+
+/*
+ * Is @object free already?  A slab's free objects are on at most two
+ * lists: its own and, if it is a cpu slab, that CPU's lockless one, which
+ * only its CPU may walk; or, with sheaves, on its own list or in a sheaf.  So hold every slot of the cache (in the fork
+ * handlers' order: the set of used slots, the slots, the node), which
+ * stops every change of which list a slab's objects are on (taking a
+ * freelist, freezing, unfreezing and discarding all happen under one of
+ * them), and retire the slot whose cpu slab it is, as flush_slot does, to
+ * walk its freelist.  Lockless frees may still push onto the slab's own
+ * list: they only add in front of the objects walked.  Slow (a membarrier
+ * on another CPU in rseq mode), and run only when a word says free.
+ */
+static bool object_is_free(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	struct kmem_cache_node *n = get_node(s);
+	bool found = false;
+
+	pthread_mutex_lock(&slab_cpus.lock);
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
+		pthread_mutex_lock(&cpu_slot(s, cpu)->lock);
+	/* Parked in a sheaf: the barn's lock comes before the list lock. */
+	if (READ_ONCE(s->sheaf_capacity))
+		found = sheaf_holds(s, object);
+	pthread_mutex_lock(&n->list_lock);
+	if (!found)
+		found = tsheaf_holds(s, object);	/* its lock comes after the list lock */
+	if (!found && __atomic_load_n(&slab->slab_cache, __ATOMIC_ACQUIRE) == s) {
+		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
+			struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+			if (c->slab != slab)
+				continue;
+			unsigned long tid;
+			void *freelist = retire_slot(c, cpu, &tid);
+			found = freelist_holds(s, slab, freelist, object);
+			publish_slot(c, tid, slab, freelist);
+			break;
+		}
+		if (!found)
+			found = freelist_holds(s, slab, __atomic_load_n(&slab->freelist,
+									 __ATOMIC_ACQUIRE), object);
+	}
+	pthread_mutex_unlock(&n->list_lock);
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
+		pthread_mutex_unlock(&cpu_slot(s, cpu)->lock);
+	pthread_mutex_unlock(&slab_cpus.lock);
+	return found;
+}
+
+/* Out of line: the fast paths that call it stay leaves. */
+__noinline void slab_free_suspect(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	if (object_is_free(s, slab, object)) {
+		slab_double_free(s, object);
+		return;
+	}
+	/* Program data that looks like an encoded pointer: a free after all. */
+	free_to_slab(s, slab, object);
+}
+
+/* ---- bulk, for the sheaves (sheaf.c) ------------------------------------------------- */
+
+/*
+ * Take up to @max free objects of @slab, a partial slab (list_lock held),
+ * into @p.  Only a list_lock holder takes objects from the slab of a cache
+ * with sheaves (its slabs are never frozen); other threads only push frees
+ * on the slab's freelist, so the chain below the head we read is ours to
+ * walk, and a push meanwhile fails the CAS.  An empty freelist with
+ * unlinked objects links the next page of them first (its faults come
+ * under the list lock, once a page).  A corrupt free pointer is reported
+ * and the freelist cut there; what was after it stays counted in use.
+ */
+static unsigned int take_objects(struct kmem_cache *s, struct slab *slab, void **p,
+				 unsigned int max)
+{
+	for (;;) {
+		void *head = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
+		union slab_counters old = read_counters(slab), new = old;
+		if (!head) {
+			if (old.built == old.objects)
+				return 0;
+			new.built = build_end(s, old.built, old.objects);
+			void *first = link_objects(s, slab, old.built, new.built);
+			slab_update_freelist(s, slab, NULL, old.counters, first, new.counters);
+			continue;	/* lost to a free: the page stays unclaimed */
+		}
+		unsigned int k = 0;
+		void *next = head;
+		bool cut = false;
+		while (next && k < max) {
+			void *object = next;
+			p[k++] = object;
+			next = get_freepointer(s, object);
+			if (unlikely(next && !slab_object_valid(s, slab, next))) {
+				slab_corrupt_freepointer(s, slab, object, next);
+				next = NULL;
+				cut = true;
+			}
+		}
+		new.inuse = cut ? new.built : new.inuse + k;
+		if (slab_update_freelist(s, slab, head, old.counters, next, new.counters))
+			return k;
+	}
+}
+
+/*
+ * Refill: up to @max objects from the node's partial slabs into @p, the
+ * first slabs first (shrink sorts the fullest there); a slab left with no
+ * free object leaves the list, as a full slab is on none.  Returns the count.
+ */
+unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max)
+{
+	struct kmem_cache_node *n = get_node(s);
+	unsigned int got = 0;
+
+	if (!READ_ONCE(n->nr_partial))
+		return 0;
+	slab_lock(&n->list_lock);
+	while (got < max && !list_empty(&n->partial)) {
+		struct slab *slab = list_first_entry(&n->partial, struct slab, lru);
+		got += take_objects(s, slab, p + got, max - got);
+		union slab_counters c = read_counters(slab);
+		if (!__atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE) && c.built == c.objects)
+			remove_partial(n, slab);
+	}
+	slab_unlock(&n->list_lock);
+	if (got)
+		stat(s, ALLOC_FROM_PARTIAL);
+	return got;
+}
+
+/* A new slab at the head of the node's partial list, for the next refill. */
+bool slab_new_partial(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	struct kmem_cache_node *n = get_node(s);
+	struct slab *slab = allocate_slab(s, gfp, node);
+	if (unlikely(!slab)) {
+		slab_out_of_memory(s, gfp);
+		errno = ENOMEM;
+		return false;
+	}
+	stat(s, ALLOC_SLAB);
+	slab_lock(&n->list_lock);
+	add_partial(n, slab, false);
+	slab_unlock(&n->list_lock);
+	return true;
+}
+
+/* The chain of a bulk free: a call of its own, do_slab_free inlined once more. */
+static __noinline void free_chain_to_slab(struct kmem_cache *s, struct slab *slab, void *head,
+					  void *tail, unsigned int cnt)
+{
+	do_slab_free(s, slab, head, tail, cnt, false);
+}
+
+/*
+ * Flush: free @nr objects of @s, checked already, to their slabs, grouped:
+ * the objects of one slab are linked into one chain and freed with one
+ * CAS.  @p is reordered.  A slab's extent is one lookup; the rest of the
+ * array is compared against it, so a sheaf of objects from k slabs costs
+ * k passes over it.
+ */
+void slab_free_bulk(struct kmem_cache *s, void **p, unsigned int nr)
+{
+	while (nr) {
+		void *tail = p[--nr], *head = tail;
+		struct slab *slab = virt_to_slab(tail);
+		uintptr_t start = (uintptr_t)slab_address(slab);
+		size_t len = PAGE_SIZE << slab->order;
+		unsigned int cnt = 1;
+		for (unsigned int i = nr; i-- > 0;) {
+			if ((uintptr_t)p[i] - start >= len)
+				continue;
+			set_freepointer(s, p[i], head);
+			head = p[i];
+			cnt++;
+			p[i] = p[--nr];
+		}
+		free_chain_to_slab(s, slab, head, tail, cnt);
+	}
+}
+
+/* ---- shrinking and teardown ---------------------------------------------------------- */
+
+/*
+ * Flush every CPU, free the empty slabs, and order the partial list with
+ * the fullest slabs first (allocations fill them, the emptiest may drain).
+ * Returns 0 if the cache holds no slab any more.
+ */
+int __kmem_cache_shrink(struct kmem_cache *s)
+{
+	slub_fork_handlers_check();
+	struct kmem_cache_node *n = get_node(s);
+	struct list_head buckets[33];
+	struct slab *discard = NULL;
+
+	kmem_cache_flush_all(s);
+	for (int i = 0; i < 33; i++)
+		INIT_LIST_HEAD(&buckets[i]);
+	pthread_mutex_lock(&n->list_lock);
+	while (!list_empty(&n->partial)) {
+		struct slab *slab = list_first_entry(&n->partial, struct slab, lru);
+		union slab_counters c = read_counters(slab);
+		remove_partial(n, slab);
+		unsigned int free = c.objects - c.inuse;
+		if (!c.inuse) {
+			slab->next = discard;
+			discard = slab;
+		} else {
+			list_add_tail(&slab->lru, &buckets[free < 32 ? free : 32]);
+		}
+	}
+	for (int i = 0; i < 33; i++)
+		while (!list_empty(&buckets[i])) {
+			struct slab *slab = list_first_entry(&buckets[i], struct slab, lru);
+			list_del(&slab->lru);
+			add_partial(n, slab, true);
+		}
+	pthread_mutex_unlock(&n->list_lock);
+	discard_slabs(s, discard);
+	return READ_ONCE(n->nr_slabs) ? 1 : 0;
+}
+
+/*
+ * Shrink for destroy; returns the slabs still holding objects in use
+ * (0: all gone).  After a shrink every remaining slab has one.
+ */
+unsigned long __kmem_cache_release(struct kmem_cache *s)
+{
+	sheaf_teardown(s);	/* every sheaf flushed and given back */
+	__kmem_cache_shrink(s);
+	return READ_ONCE(get_node(s)->nr_slabs);
+}
+
+/* ---- validation ------------------------------------------------------------------------ */
+
+/* Walk a freelist of @slab; returns its length, or -1 after a report. */
+static long walk_freelist(struct kmem_cache *s, struct slab *slab, void *p, const char *what)
+{
+	union slab_counters c = read_counters(slab);
+	long n = 0, max = c.objects;
+	uintptr_t built_end = (uintptr_t)object_at(s, slab_address(slab), c.built);
+	for (; p; p = get_freepointer(s, p)) {
+		if (!virt_to_slab(p) || virt_to_slab(p) != slab || !slab_object_valid(s, slab, p) ||
+		    (uintptr_t)p >= built_end) {
+			slub_report("validate %s: %s of slab %p holds %p, not a free object of it",
+				    s->name, what, slab_address(slab), p);
+			return -1;
+		}
+		if (++n > max) {
+			slub_report("validate %s: %s of slab %p is longer than the slab (a loop?)",
+				    s->name, what, slab_address(slab));
+			return -1;
+		}
+	}
+	return n;
+}
+
+/* Every page of @slab names it, and it knows where it starts (pagemap.h). */
+static bool pagemap_names(struct slab *slab)
+{
+#ifdef SLUB_PAGEMAP
+	uintptr_t start = (uintptr_t)slab_address(slab);
+	if (slab->start_in_section != (start & (SECTION_SIZE - 1)))
+		return false;
+	for (unsigned long i = 0; i < 1UL << slab->order; i++)
+		if (pagemap_lookup(start + i * PAGE_SIZE) != slab)
+			return false;
+#else
+	(void)slab;
+#endif
+	return true;
+}
+
+static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void *cpu_freelist,
+				   bool frozen)
+{
+	union slab_counters c = read_counters(slab);
+	long own = walk_freelist(s, slab, slab->freelist, "freelist");
+	long cpu = walk_freelist(s, slab, cpu_freelist, "cpu freelist");
+	if (own < 0 || cpu < 0)
+		return 1;
+	if (slab->slab_cache != s || !(slab_flags(slab) & PG_slab) || c.frozen != frozen ||
+	    slab->tail_flags != PG_tail || slab->tail_compound_head != tail_word(slab_page(slab)) ||
+	    !pagemap_names(slab) || c.objects != (PAGE_SIZE << slab->order) / s->size ||
+	    c.built > c.objects || (s->ctor && c.built != c.objects) ||
+	    (long)c.built - (long)c.inuse != own + (frozen ? 0 : cpu)) {
+		slub_report("validate %s: slab %p: objects %u built %u inuse %u frozen %u, free %ld + %ld on the cpu",
+			    s->name, slab_address(slab), c.objects, c.built, c.inuse, c.frozen, own, cpu);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Check every slab the cache can reach: cpu slabs with their CPU freelist,
+ * cpu partial and node partial slabs.  Needs a quiet cache (no operation
+ * in flight).  Returns the number of problems reported.
+ */
+unsigned long slab_validate_cache(struct kmem_cache *s)
+{
+	struct kmem_cache_node *n = get_node(s);
+	unsigned long errors = 0, partial = 0;
+
+	if (kmem_cache_debug(s))
+		return debug_validate_cache(s);
+
+	if (READ_ONCE(s->sheaf_capacity))
+		errors += sheaf_validate(s);
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
+		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+		pthread_mutex_lock(&c->lock);
+		if (c->tid & 1) {
+			slub_report("validate %s: cpu %u slot left retired", s->name, cpu);
+			errors++;
+		}
+		if (c->slab)
+			errors += validate_slab(s, c->slab, c->freelist, true);
+		else if (c->freelist) {
+			slub_report("validate %s: cpu %u has a freelist but no slab", s->name, cpu);
+			errors++;
+		}
+		unsigned int nr = 0;
+		for (struct slab *slab = c->partial; slab; slab = slab->next, nr++)
+			errors += validate_slab(s, slab, NULL, false);
+		if (nr != c->nr_partial) {
+			slub_report("validate %s: cpu %u partial list has %u slabs, counted %u",
+				    s->name, cpu, nr, c->nr_partial);
+			errors++;
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_lock(&n->list_lock);
+	struct list_head *pos;
+	list_for_each(pos, &n->partial) {
+		struct slab *slab = list_entry(pos, struct slab, lru);
+		errors += validate_slab(s, slab, NULL, false);
+		if (!(slab_flags(slab) & PG_slab_partial)) {
+			slub_report("validate %s: slab %p on the partial list is not marked so",
+				    s->name, slab_address(slab));
+			errors++;
+		}
+		partial++;
+	}
+	if (partial != n->nr_partial) {
+		slub_report("validate %s: %lu partial slabs listed, nr_partial %lu", s->name,
+			    partial, n->nr_partial);
+		errors++;
+	}
+	pthread_mutex_unlock(&n->list_lock);
+	return errors;
+}
+
+/* ---- figures ---------------------------------------------------------------------- */
+
+/*
+ * As the kernel's slabinfo counts them: objects free on partial slabs (the
+ * node's and the CPUs') are inactive; a cpu slab counts as wholly active,
+ * since its free objects sit on a lockless list nobody may walk.  Unlike
+ * the kernel's, objects parked in sheaves are inactive too: counted per
+ * sheaf, not per object (slab_parked()).
+ */
+unsigned long slab_parked(struct kmem_cache *s)
+{
+	return (READ_ONCE(s->sheaf_capacity) ? sheaf_parked(s) : 0) + tsheaf_parked(s);
+}
+
+void slab_get_info(struct kmem_cache *s, struct slab_info *info)
+{
+	struct kmem_cache_node *n = get_node(s);
+	unsigned long free = slab_parked(s), partial = 0;
+	struct list_head *pos;
+
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
+		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+		pthread_mutex_lock(&c->lock);
+		for (struct slab *slab = c->partial; slab; slab = slab->next, partial++) {
+			union slab_counters cnt = read_counters(slab);
+			free += cnt.objects - cnt.inuse;
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_lock(&n->list_lock);
+	list_for_each(pos, &n->partial) {
+		union slab_counters cnt = read_counters(list_entry(pos, struct slab, lru));
+		free += cnt.objects - cnt.inuse;
+		partial++;
+	}
+	info->num_objs = READ_ONCE(n->total_objects);
+	info->num_slabs = READ_ONCE(n->nr_slabs);
+	info->bytes = READ_ONCE(n->total_pages) << PAGE_SHIFT;
+	info->peak_bytes = READ_ONCE(n->peak_pages) << PAGE_SHIFT;
+	pthread_mutex_unlock(&n->list_lock);
+	info->active_objs = info->num_objs > free ? info->num_objs - free : 0;
+	info->partial_slabs = partial;
+}

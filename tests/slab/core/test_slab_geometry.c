@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_slab_geometry.c - object layout and slab order against a table
+ * worked out by hand from the kernel's rules (calculate_sizes/order) for
+ * this machine's CPU count, and the options that change them.
+ *
+ * The expected orders assume slub_min_objects' default for 2 possible
+ * CPUs: 4 * (fls(2) + 1) = 12; rows depending on it are skipped elsewhere.
+ * Where the kernel's rules give order 0, the order is 1 (SLAB_MIN_ORDER:
+ * struct slab spans the first two descriptors).
+ */
+#define _GNU_SOURCE
+#include <sys/wait.h>
+
+#include <slub.h>
+#include "check.h"
+#include "slab/core/slab.h"
+
+static void ctor(void *p)
+{
+	(void)p;
+}
+
+struct row {
+	const char *what;
+	unsigned int object_size, align, flags;
+	bool with_ctor;
+	unsigned int size, offset, inuse, order, objects, red_left_pad;
+};
+
+static const struct row rows[] = {
+	/* free pointer in the middle of the object, no debug */
+	{ "24",            24,   0, 0, false,  24,    8,   24, 1, 341, 0 },
+	{ "1",              1,   0, 0, false,   8,    0,    8, 1, 1024, 0 },
+	{ "700",          700,   0, 0, false, 704,  344,  704, 2,  23, 0 },
+	{ "3000",        3000,   0, 0, false, 3000, 1496, 3000, 3, 10, 0 },
+	{ "5000",        5000,   0, 0, false, 5000, 2496, 5000, 3,  6, 0 },
+	{ "100000",    100000,   0, 0, false, 100000, 50000, 100000, 5, 1, 0 },
+	/* alignment */
+	{ "100 hwcache",  100,   0, SLAB_HWCACHE_ALIGN, false, 128, 48, 104, 1, 64, 0 },
+	{ "20 hwcache",    20,   0, SLAB_HWCACHE_ALIGN, false,  32,  8,  24, 1, 256, 0 },
+	{ "100 align256", 100, 256, 0, false, 256, 48, 104, 1, 32, 0 },
+	/* free pointer after the object: constructor, poison, RCU */
+	{ "24 ctor",       24,   0, 0, true,   32,   24,   24, 1, 256, 0 },
+	{ "24 poison",     24,   0, SLAB_POISON, false, 32, 24, 24, 1, 256, 0 },
+	{ "24 rcu",        24,   0, SLAB_TYPESAFE_BY_RCU, false, 32, 24, 24, 1, 256, 0 },
+	/* debug metadata */
+	{ "24 redzone",    24,   0, SLAB_RED_ZONE, false, 48, 8, 32, 1, 170, 8 },
+	{ "4 redzone",      4,   0, SLAB_RED_ZONE, false, 32, 8, 8, 1, 256, 8 },
+	{ "24 user",       24,   0, SLAB_STORE_USER, false, 88, 8, 24, 1, 93, 0 },
+};
+
+static void table(void)
+{
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct row *r = &rows[i];
+		/* A cache of its own: merged, it would have another's geometry. */
+		struct kmem_cache *s = kmem_cache_create(r->what, r->object_size, r->align,
+							 r->flags | SLAB_NO_MERGE,
+							 r->with_ctor ? ctor : NULL);
+		CHECK(s != NULL);
+		if (!s)
+			continue;
+		bool ok = s->size == r->size && s->offset == r->offset && s->inuse == r->inuse &&
+			  oo_order(s->oo) == r->order && oo_objects(s->oo) == r->objects &&
+			  s->red_left_pad == r->red_left_pad && s->object_size == r->object_size;
+		if (!ok)
+			fprintf(stderr, "   %-14s size %u offset %u inuse %u order %u objects %u red_left %u"
+				" (want %u %u %u %u %u %u)\n", r->what, s->size, s->offset, s->inuse,
+				oo_order(s->oo), oo_objects(s->oo), s->red_left_pad, r->size, r->offset,
+				r->inuse, r->order, r->objects, r->red_left_pad);
+		CHECK(ok);
+		CHECK_EQ(kmem_cache_size(s), r->object_size);
+		unsigned int min_order = (unsigned int)get_order(s->size);
+		CHECK_EQ(oo_order(s->min), min_order < SLAB_MIN_ORDER ? SLAB_MIN_ORDER : min_order);
+		kmem_cache_destroy(s);
+	}
+}
+
+static void partial_rules(void)
+{
+	struct kmem_cache *a = kmem_cache_create("p24", 24, 0, SLAB_NO_MERGE, NULL);
+	struct kmem_cache *b = kmem_cache_create("p5000", 5000, 0, SLAB_NO_MERGE, NULL);
+	struct kmem_cache *c = kmem_cache_create("p300", 300, 0, SLAB_NO_MERGE, NULL);
+	struct kmem_cache *d = kmem_cache_create("p1500", 1500, 0, SLAB_RED_ZONE, NULL);
+	/* min_partial = clamp(ilog2(size) / 2, 5, 10) */
+	CHECK_EQ(a->min_partial, 5);
+	CHECK_EQ(b->min_partial, 6);
+	/* cpu_partial by size, in slabs = ceil(2 * objects / per slab) */
+	CHECK_EQ(a->cpu_partial, 120);
+	CHECK_EQ(a->cpu_partial_slabs, 1);	/* 240 / 341 */
+	CHECK_EQ(b->cpu_partial, 6);
+	CHECK_EQ(b->cpu_partial_slabs, 2);	/* 12 / 6 */
+	CHECK_EQ(c->cpu_partial, 52);
+	CHECK_EQ(d->cpu_partial, 0);		/* debug caches keep none */
+	kmem_cache_destroy(a);
+	kmem_cache_destroy(b);
+	kmem_cache_destroy(c);
+	kmem_cache_destroy(d);
+}
+
+static const char *self;
+
+/* The seeds' 2.6.22 default, slub_min_objects=8, gives smaller slabs. */
+static void min_objects_option(void)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS='slub_min_objects=8' %s --order 700 1", self);
+	CHECK_EQ(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS='slub_min_order=2' %s --order 24 2", self);
+	CHECK_EQ(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS='slub_max_order=1' %s --order 3000 1", self);
+	CHECK_EQ(system(cmd), 0);
+	/* Order 0 is the kernel's for small objects; here a slab has two pages at least. */
+	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS='slub_max_order=0' %s --order 24 1", self);
+	CHECK_EQ(system(cmd), 0);
+}
+
+static int child_order(unsigned int size, unsigned int want)
+{
+	struct kmem_cache *s = kmem_cache_create("child", size, 0, SLAB_NO_MERGE, NULL);
+	unsigned int got = s ? oo_order(s->oo) : 99;
+	if (got != want)
+		fprintf(stderr, "   size %u: order %u, want %u\n", size, got, want);
+	return got == want ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "--order"))
+		return child_order((unsigned int)atoi(argv[2]), (unsigned int)atoi(argv[3]));
+	self = argv[0];
+	slub_reclaim();		/* start-up, so os_possible_cpus() is known */
+	if (os_possible_cpus() != 2) {
+		fprintf(stderr, "%u possible CPUs: the table assumes 2; checking rules only\n",
+			os_possible_cpus());
+		RUN(partial_rules);
+		return check_done();
+	}
+	RUN(table);
+	RUN(partial_rules);
+	RUN(min_objects_option);
+	return check_done();
+}
