@@ -210,11 +210,13 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 		*slabp = slab;
 		return KOBJ_SLAB;
 	}
-	bool locked, interior = false;
+	bool locked, interior = false, free_now = false;
 	enum kobj_kind kind = KOBJ_BAD;
 	uintptr_t block = 0;
 	struct page *page = memmap_virt_to_page_locked(p, &locked);
 	if (page) {
+		/* Every page of an allocated block is a head or a tail. */
+		free_now = !(page_flags(page) & (PG_head | PG_tail));
 		struct page *head = compound_head(page);
 		block = (uintptr_t)memmap_page_address(head);
 		interior = (uintptr_t)p != block;
@@ -231,7 +233,10 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 	if (locked)
 		memmap_unlock();
 	/* 8 bytes in: C++'s delete of a new[] array, whose count sits in front (slab_report.c). */
-	if (kind == KOBJ_BAD && interior)
+	if (kind == KOBJ_BAD && free_now)
+		slub_report("%s: invalid pointer %p (in libslub's heap, on pages that are free: "
+			    "freed already, a double free?); ignored", caller, p);
+	else if (kind == KOBJ_BAD && interior)
 		slub_report("%s: invalid pointer %p (inside libslub's heap, but not the start of a "
 			    "block it handed out: %lu bytes into the block at %#lx%s); ignored", caller,
 			    p, (unsigned long)((uintptr_t)p - block), (unsigned long)block,

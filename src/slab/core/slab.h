@@ -259,6 +259,12 @@ struct kmem_cache_node {
 	unsigned long total_pages;	/* pages of all slabs (orders may differ) */
 	unsigned long peak_pages;	/* the most total_pages has been */
 	struct list_head full;		/* a debug cache's slabs with no free object */
+	/*
+	 * Slabs being made: counted from before their first read of the
+	 * cache's layout until they are in nr_slabs, so that a switch of the
+	 * layout (slab_set_debug) sees every slab that may use the old one.
+	 */
+	unsigned long nr_building;
 	struct node_barn barn;		/* sheaves traded between the node's CPUs */
 };
 
@@ -305,6 +311,8 @@ struct kmem_cache {
 	unsigned int populate_slabs;		/* slabs held before new ones are populated whole */
 	unsigned int max_order;			/* at least this high a limit (malloc classes) */
 	uint64_t reciprocal_size;		/* ceil(2^64 / size): index without a division */
+	int layout_busy;			/* slab_set_debug is changing the layout */
+	unsigned int layout_gen;		/* layouts taken by slab_set_debug */
 #ifdef SLUB_STATS
 	unsigned int *cpu_stats[SLAB_STAT_SLOTS];	/* CPU 0's counters, in percpu slots (stat_items.h) */
 #endif
@@ -434,9 +442,8 @@ static inline void set_freepointer(const struct kmem_cache *s, void *object, voi
 }
 
 /*
- * Does @object's word say it is free?  Only for caches without debug
- * flags: a debug allocation does not clear the word (slub_debug.c has
- * checks of its own).
+ * Does @object's word say it is free?  Debug allocations mark the word
+ * too (slub_debug.c), so this holds for every cache.
  */
 static inline bool object_looks_free(const struct kmem_cache *s, const void *object)
 {
@@ -840,6 +847,8 @@ __hidden void slab_corrupt_freepointer(struct kmem_cache *s, struct slab *slab, 
  * ignored) if a walk of the slab's freelists finds it, else freed (slub.c).
  */
 __hidden void slab_free_suspect(struct kmem_cache *s, struct slab *slab, void *object);
+/* Is @object on @slab's own freelist?  A walk, for a caller that holds it still. */
+__hidden bool slab_freelist_holds(struct kmem_cache *s, struct slab *slab, void *object);
 /* __GFP_ZERO of an allocated object (slub.c). */
 __hidden void slab_zero_object(struct kmem_cache *s, void *object);
 

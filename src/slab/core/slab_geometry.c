@@ -157,6 +157,8 @@ bool calculate_sizes(struct kmem_cache *s)
 			size += sizeof(unsigned int);
 	}
 
+	/* Set either way: a debug switch lays a live cache out again (slab_set_debug). */
+	s->red_left_pad = 0;
 	if (flags & SLAB_RED_ZONE) {
 		/* Right red zone word, and a left one padded to the alignment. */
 		size += sizeof(void *);

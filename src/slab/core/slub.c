@@ -188,7 +188,45 @@ bool pagemap_set(uintptr_t start, unsigned int order, struct slab *slab)
 }
 #endif
 
+/*
+ * A slab is made from one reading of the layout (size, offset, flags,
+ * objects: slab_set_debug changes them together).  nr_building and
+ * layout_busy are a pair of Dekker flags: the maker counts itself, then
+ * looks for a switch under way; the switch raises layout_busy, then looks
+ * for makers and slabs.  Sequentially consistent, so one of the two sees
+ * the other: the maker waits (the switch holds the list lock throughout),
+ * or the switch is refused.  Called with none of the cache's locks held.
+ */
+static void layout_hold(struct kmem_cache *s, struct kmem_cache_node *n)
+{
+	for (;;) {
+		__atomic_add_fetch(&n->nr_building, 1, __ATOMIC_SEQ_CST);
+		if (likely(!__atomic_load_n(&s->layout_busy, __ATOMIC_SEQ_CST)))
+			return;
+		__atomic_sub_fetch(&n->nr_building, 1, __ATOMIC_SEQ_CST);
+		pthread_mutex_lock(&n->list_lock);	/* until the switch is over */
+		pthread_mutex_unlock(&n->list_lock);
+	}
+}
+
+/* Release: a switch that sees the count drop sees the slab in nr_slabs. */
+static void layout_release(struct kmem_cache_node *n)
+{
+	__atomic_sub_fetch(&n->nr_building, 1, __ATOMIC_RELEASE);
+}
+
+static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node);
+
 static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	struct kmem_cache_node *n = get_node(s);
+	layout_hold(s, n);
+	struct slab *slab = __allocate_slab(s, gfp, node);
+	layout_release(n);
+	return slab;
+}
+
+static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	struct kmem_cache_order_objects oo = { READ_ONCE(s->oo.x) };	/* order may be written */
 	gfp_t flags = (gfp & ~__GFP_ZERO) | s->allocflags | __GFP_COMP;
@@ -973,6 +1011,8 @@ again:
 		slab_unlock(&c->lock);
 		return debug_slab_alloc(s, gfp, node, 0);
 	}
+	/* Stable under the slot lock, which every switch holds. */
+	unsigned int layout_gen = READ_ONCE(s->layout_gen);
 	object = retire_slot(c, cpu, &tid);
 	struct slab *slab = c->slab;
 
@@ -1008,6 +1048,19 @@ again:
 			return NULL;
 		}
 		stat(s, ALLOC_SLAB);
+		if (unlikely(READ_ONCE(s->layout_gen) != layout_gen)) {
+			/*
+			 * A switch came between the slot's unlock and the slab's
+			 * making: the slab has the new layout (none can come
+			 * while it exists), which may not be a cpu slab's.  The
+			 * partial list fits any; the top decides again.
+			 */
+			struct kmem_cache_node *n = get_node(s);
+			slab_lock(&n->list_lock);
+			add_partial(n, slab, false);
+			slab_unlock(&n->list_lock);
+			goto again;
+		}
 		object = slab->freelist;
 		slab->freelist = NULL;
 		union slab_counters cnt = read_counters(slab);
@@ -1151,6 +1204,11 @@ static bool freelist_holds(struct kmem_cache *s, struct slab *slab, void *p, voi
 	return false;
 }
 
+bool slab_freelist_holds(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	return freelist_holds(s, slab, slab->freelist, object);
+}
+
 /*
  * Is @object free already?  A slab's free objects are on at most two
  * lists: its own and, if it is a cpu slab, that CPU's lockless one, which
@@ -1268,7 +1326,8 @@ unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max)
 	if (!READ_ONCE(n->nr_partial))
 		return 0;
 	slab_lock(&n->list_lock);
-	while (got < max && !list_empty(&n->partial)) {
+	/* A debug cache's objects never leave through a thread sheaf (switched on meanwhile). */
+	while (got < max && !list_empty(&n->partial) && !kmem_cache_debug(s)) {
 		struct slab *slab = list_first_entry(&n->partial, struct slab, lru);
 		got += take_objects(s, slab, p + got, max - got);
 		union slab_counters c = read_counters(slab);

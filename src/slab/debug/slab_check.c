@@ -331,11 +331,20 @@ bool check_object(struct kmem_cache *s, struct slab *slab, void *object, uint8_t
 		}
 		ok &= check_pad_bytes(s, slab, p);
 	}
-	/* In use, a free pointer inside the object is the user's data. */
-	if ((freeptr_outside_object(s) || val != SLUB_RED_ACTIVE) &&
-	    !check_valid_pointer(s, slab, get_freepointer(s, p))) {
+	/*
+	 * In use, a free pointer inside the object is the user's data; one
+	 * outside it holds the allocated mark (0), or a pointer of the slab
+	 * (objects a cut freelist lost, counted in use since).
+	 */
+	bool fp_bad = (freeptr_outside_object(s) || val != SLUB_RED_ACTIVE) &&
+		      !(val == SLUB_RED_ACTIVE && !*(uintptr_t *)(p + s->offset)) &&
+		      !check_valid_pointer(s, slab, get_freepointer(s, p));
+	if (fp_bad) {
 		object_err(s, slab, p, "Freepointer corrupt");
-		set_freepointer(s, p, NULL);
+		if (val == SLUB_RED_ACTIVE)
+			object_mark_allocated(s, p);
+		else
+			set_freepointer(s, p, NULL);
 		ok = false;
 	}
 	return ok;

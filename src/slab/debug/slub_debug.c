@@ -100,6 +100,15 @@ void *debug_slab_alloc(struct kmem_cache *s, gfp_t gfp, int node, unsigned int o
 			}
 			pthread_mutex_lock(&n->list_lock);
 			add_partial(n, slab, false);
+			/*
+			 * Made after a switch to release mode: the slab is of
+			 * the new layout, fit for the partial list, and no
+			 * switch comes while it exists.
+			 */
+			if (unlikely(!kmem_cache_debug(s))) {
+				pthread_mutex_unlock(&n->list_lock);
+				return slab_alloc_finish(s, gfp, node, NULL);
+			}
 		}
 		slab = list_first_entry(&n->partial, struct slab, lru);
 		object = slab->freelist;
@@ -124,6 +133,8 @@ void *debug_slab_alloc(struct kmem_cache *s, gfp_t gfp, int node, unsigned int o
 		trace(s, slab, object, true);
 	set_orig_size(s, object, orig_size && orig_size < s->object_size ? orig_size :
 			 s->object_size);
+	/* As release mode's: a word that says "free" at free time is a double free. */
+	object_mark_allocated(s, object);
 	init_object(s, object, SLUB_RED_ACTIVE);
 	set_track(s, object, TRACK_ALLOC, &ts);
 	pthread_mutex_unlock(&n->list_lock);
@@ -172,6 +183,25 @@ static bool free_consistency_checks(struct kmem_cache *s, struct slab *slab, voi
 	return true;
 }
 
+/*
+ * Every debug cache, F or not, keeps release mode's promise: a double free
+ * is reported and ignored, never linked twice (which would hand the object
+ * out twice).  Without F the object's word decides, as on the release
+ * paths: set to "allocated" by debug_slab_alloc, it says "free" only if the
+ * object was freed since, and the walk of the slab's freelist (a debug
+ * slab's only one, under the list lock held here) confirms it.
+ */
+static bool free_checks(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	if (s->flags & SLAB_CONSISTENCY_CHECKS)
+		return check_slab(s, slab) && free_consistency_checks(s, slab, object);
+	if (object_looks_free(s, object) && slab_freelist_holds(s, slab, object)) {
+		object_err(s, slab, object, "Object already free");
+		return false;
+	}
+	return true;
+}
+
 void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 {
 	struct kmem_cache_node *n = get_node(s);
@@ -179,12 +209,10 @@ void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 
 	track_capture(s, &ts, (uintptr_t)__builtin_return_address(0));
 	pthread_mutex_lock(&n->list_lock);
-	if (s->flags & SLAB_CONSISTENCY_CHECKS) {
-		if (!check_slab(s, slab) || !free_consistency_checks(s, slab, object)) {
-			slab_fix(s, "Object at 0x%016lx not freed", (unsigned long)object);
-			pthread_mutex_unlock(&n->list_lock);
-			return;
-		}
+	if (!free_checks(s, slab, object)) {
+		slab_fix(s, "Object at 0x%016lx not freed", (unsigned long)object);
+		pthread_mutex_unlock(&n->list_lock);
+		return;
 	}
 	set_track(s, object, TRACK_FREE, &ts);
 	if (s->flags & SLAB_TRACE)
@@ -383,7 +411,11 @@ int slab_set_debug(struct kmem_cache *s, slab_flags_t flag, bool on)
 	__kmem_cache_shrink(s);		/* flushes the CPUs, frees empty slabs */
 	hold_cache(s, true);
 	int ret = 0;
-	if (READ_ONCE(s->node[0].nr_slabs)) {
+	/* The switch's side of layout_hold() (slub.c): busy first, then makers, then slabs. */
+	struct kmem_cache_node *n = get_node(s);
+	__atomic_store_n(&s->layout_busy, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&n->nr_building, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&n->nr_slabs, __ATOMIC_ACQUIRE)) {
 		ret = -EBUSY;
 	} else {
 		struct kmem_cache laid_out = *s;
@@ -405,10 +437,12 @@ int slab_set_debug(struct kmem_cache *s, slab_flags_t flag, bool on)
 			tsheaf_setup(s);	/* none with debug on: the cache has no slab, so no sheaf holds one */
 			if (!s->sheaf_capacity)
 				sheaf_retire_all(s);
-			set_min_partial(s);
+			/* min_partial stays: it may be the user's (the attribute). */
 			set_cpu_partial(s);
+			WRITE_ONCE(s->layout_gen, s->layout_gen + 1);
 		}
 	}
+	__atomic_store_n(&s->layout_busy, 0, __ATOMIC_RELEASE);
 	hold_cache(s, false);
 	if (!ret && !s->sheaf_capacity)
 		sheaf_teardown(s);

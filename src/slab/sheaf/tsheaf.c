@@ -238,8 +238,8 @@ void *tsheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 		/* Half the room: the next frees have room, the next allocations objects. */
 		slub_fork_handlers_check();
 		while (!(n = slab_refill_bulk(s, sh->objects, (sh->room + 1) / 2)))
-			if (!slab_new_partial(s, gfp, node))
-				return NULL;
+			if (!slab_new_partial(s, gfp, node) || !READ_ONCE(s->tsheaf_off))
+				return NULL;	/* no memory, or debug switched on: the other paths */
 		stat(s, TSHEAF_REFILL);
 	}
 	return tsheaf_pop(s, sh, n);

@@ -91,6 +91,7 @@ bool slabinfo_load(struct slabinfo_set *set, struct slabinfo_cache *c, const cha
 	NUM(objects_partial, "objects_partial");
 	NUM(total_objects, "total_objects");
 	NUM(cpu_slabs, "cpu_slabs");
+	NUM(total_pages, "total_pages");
 #undef NUM
 	if (set->read(ctx, name, "slabs", text, sizeof(text)) >= 0) {
 		c->slabs = slabinfo_number(text);
@@ -134,8 +135,11 @@ const char *slabinfo_size(char *buf, size_t n, unsigned long value, bool bytes)
 	return buf;
 }
 
+/* The kernel's tool assumes every slab of the current order; libslub says its pages. */
 unsigned long slabinfo_bytes(const struct slabinfo_set *set, const struct slabinfo_cache *c)
 {
+	if (c->total_pages)
+		return c->total_pages * set->page_size;
 	return c->slabs * (set->page_size << c->order);
 }
 

@@ -47,6 +47,7 @@ struct slabinfo_cache {
 	bool cache_dma, hwcache_align, destroy_by_rcu, reclaim_account;
 	bool sanity_checks, red_zone, poison, store_user, trace;
 	unsigned long objects, objects_partial, total_objects, slabs, partial, cpu_slabs;
+	unsigned long total_pages;	/* libslub's attribute; 0 in the kernel's tree */
 	unsigned long numa[SLABINFO_MAX_NODES], numa_partial[SLABINFO_MAX_NODES];
 	bool has_stats;			/* the counters exist (CONFIG_SLUB_STATS) */
 	unsigned long stat[NR_SLUB_STAT_ITEMS];

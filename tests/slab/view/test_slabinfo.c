@@ -122,9 +122,45 @@ static void sizes_as_the_kernel(void)
 	CHECK(!strcmp(slabinfo_size(b, sizeof(b), 12288, true), "12288"));
 }
 
+static ssize_t read_attr(void *ctx, const char *cache, const char *attr, char *buf, size_t len)
+{
+	(void)cache;
+	return slub_attr_read(ctx, attr, buf, len);
+}
+
+/*
+ * After a write of order the old slabs keep theirs: the space is the
+ * pages the slabs hold, not the slabs at the new order.
+ */
+static void space_after_order_write(void)
+{
+	struct kmem_cache *s = kmem_cache_create("slabinfo_order", 512, 0, SLAB_NO_MERGE, NULL);
+	void *objs[200];
+	CHECK(s && slub_attr_write(s, "order", "1", 1) == 1);
+	for (int i = 0; i < 100; i++)
+		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	CHECK(slub_attr_write(s, "order", "3", 1) == 1);
+	for (int i = 100; i < 200; i++)
+		objs[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	char text[64];
+	CHECK(slub_attr_read(s, "total_pages", text, sizeof(text)) > 0);
+	unsigned long pages = strtoul(text, NULL, 10);
+	struct slabinfo_set set = { .page_size = 4096, .read = read_attr };
+	struct slabinfo_cache c;
+	CHECK(slabinfo_load(&set, &c, "slabinfo_order", s));
+	/* 100 objects of 512 B in 8 KiB slabs (13 slabs), 100 in 32 KiB ones (4). */
+	CHECK(c.order == 3 && c.slabs > 4);
+	CHECK_EQ(slabinfo_bytes(&set, &c), pages * 4096);
+	CHECK(slabinfo_bytes(&set, &c) < c.slabs * (4096UL << 3));
+	for (int i = 0; i < 200; i++)
+		kmem_cache_free(s, objs[i]);
+	kmem_cache_destroy(s);
+}
+
 int main(void)
 {
 	RUN(every_cache_printed);
+	RUN(space_after_order_write);
 	RUN(sizes_as_the_kernel);
 	return check_done();
 }
