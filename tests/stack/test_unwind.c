@@ -349,8 +349,8 @@ __asm__(".text\n"
 	".cfi_endproc\n"
 	".size wrong_cfa_rsp, .-wrong_cfa_rsp\n");
 
-/* A stack of STACK_BYTES with 2 MiB of PROT_NONE above it: a read past its end faults. */
-#define STACK_BYTES (256 << 10)
+/* A stack of STACK_BYTES (TSan needs 1 MiB in a thread's) with 2 MiB of PROT_NONE above it. */
+#define STACK_BYTES (2 << 20)
 #define GUARD_BYTES (2 << 20)
 
 static char *guarded_stack(void)
