@@ -115,14 +115,18 @@ static const struct {
 	{ "slab_nomerge", "slub_merge", "0" },
 };
 
-/* slub_debug: checked whole; bare (or empty) means F, Z, P and U, as the kernel's. */
+/*
+ * slub_debug: checked whole; bare (or empty) means F, Z, P and U, as the
+ * kernel's.  Kept without the whitespace that ends it (a quoted "P\r\n").
+ */
 static bool apply_debug(struct slub_option *o, const char *val, const char *origin)
 {
 	char why[96];
 	const char *bad;
-	if (!val || !*val)
+	if (!val || !slub_debug_len(val))
 		val = "FZPU";
-	if (strlen(val) >= SLUB_OPTION_STR_MAX)
+	size_t len = slub_debug_len(val);
+	if (len >= SLUB_OPTION_STR_MAX)
 		bad = "longer than 255 characters";
 	else
 		bad = slub_debug_check(val, why, sizeof(why));
@@ -130,7 +134,8 @@ static bool apply_debug(struct slub_option *o, const char *val, const char *orig
 		option_report("%s: option %s='%s' rejected: %s", origin, o->name, val, bad);
 		return false;
 	}
-	strcpy(o->str, val);
+	memcpy(o->str, val, len);
+	o->str[len] = 0;
 	return true;
 }
 
@@ -208,18 +213,18 @@ int options_parse(const char *line, const char *origin, bool be_quiet)
 {
 	quiet = be_quiet;
 	help_asked = false;
-	/* A token: key[=value], where value may be "quoted with spaces". */
+	/* A token: key[=value], where value may be "quoted with spaces"; \r separates too. */
 	char val[SLUB_OPTION_STR_MAX + 2];
 	int rejected = 0;
 	const char *p = line;
 
 	while (p && *p) {
-		while (*p == ' ' || *p == '\t' || *p == '\n')
+		while (option_space(*p))
 			p++;
 		if (!*p)
 			break;
 		const char *key = p;
-		while (*p && *p != '=' && *p != ' ' && *p != '\t' && *p != '\n')
+		while (*p && *p != '=' && !option_space(*p))
 			p++;
 		size_t klen = (size_t)(p - key);
 		if (*p != '=') {
@@ -232,7 +237,7 @@ int options_parse(const char *line, const char *origin, bool be_quiet)
 		bool quoted = *p == '"', overflow = false;
 		if (quoted)
 			p++;
-		while (*p && (quoted ? *p != '"' : (*p != ' ' && *p != '\t' && *p != '\n'))) {
+		while (*p && (quoted ? *p != '"' : !option_space(*p))) {
 			if (vlen < sizeof(val) - 1)
 				val[vlen++] = *p;
 			else

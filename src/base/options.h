@@ -113,6 +113,15 @@ extern __hidden struct slub_option slub_options[NR_SLUB_OPTIONS];
 #define slub_opt(id)     (slub_options[OPT_##id].value)
 #define slub_opt_str(id) (slub_options[OPT_##id].str)
 
+/*
+ * Whitespace between options, and at the end of a slub_debug value: the
+ * C locale's (an options file's CRLF line ends included).
+ */
+static inline bool option_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
 /* Parse a boot line into the table; returns the number of rejected options. */
 __hidden int options_parse(const char *line, const char *origin, bool quiet);
 
@@ -133,6 +142,8 @@ extern __hidden pthread_mutex_t options_lock;
  * raise the cache's slab order.
  */
 __hidden const char *slub_debug_check(const char *value, char *buf, size_t n);
+/* @value's length without the whitespace that ends it, which the grammar ignores. */
+__hidden size_t slub_debug_len(const char *value);
 __hidden unsigned int slub_debug_flags(const char *name, bool *higher_order_off);
 /* Does slub_debug give any cache one of @flags? */
 __hidden bool slub_debug_any(unsigned int flags);

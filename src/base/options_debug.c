@@ -13,10 +13,12 @@
  *
  * Letters (either case): F checks, Z red zones (R too, as the 2.6.22
  * drafts spelt it), P poisoning, U alloc/free tracking, T tracing, O no
- * debug metadata where it would raise a cache's slab order, - none.  The
- * value is checked whole when the option is applied (a bad letter, an
- * empty or malformed name rejects it, by name and reason) and read again
- * at each cache's creation, as the kernel reads its boot string.
+ * debug metadata where it would raise a cache's slab order, - none.
+ * Whitespace ending the value (a CRLF line end) is ignored; any other
+ * character is not.  The value is checked whole when the option is
+ * applied (a bad letter, an empty or malformed name rejects it, by name
+ * and reason) and read again at each cache's creation, as the kernel
+ * reads its boot string.
  */
 #define _GNU_SOURCE
 #include "base/options.h"
@@ -34,22 +36,33 @@ struct debug_block {
 	const char *names, *end;	/* the name list, [names, end); names NULL: none */
 };
 
+size_t slub_debug_len(const char *value)
+{
+	size_t n = strlen(value);
+	while (n && option_space(value[n - 1]))
+		n--;
+	return n;
+}
+
 /*
- * Parse the block at @p into @b; returns the next block, or NULL at the
- * end.  A letter not in the grammar is left in *@bad (NUL if none).
+ * Parse the block at @p (the value ends at @end) into @b; returns the next
+ * block, or NULL at the end.  A character not in the grammar is left in
+ * *@bad (NUL if none).
  */
-static const char *parse_block(const char *p, struct debug_block *b, char *bad)
+static const char *parse_block(const char *p, const char *end, struct debug_block *b,
+			       char *bad)
 {
 	b->flags = 0;
 	b->higher_order_off = false;
 	b->names = NULL;
-	while (*p == ';')
+	while (p < end && *p == ';')
 		p++;
-	if (*p == ',') {
+	if (p < end && *p == ',') {
 		b->flags = DEBUG_DEFAULT_FLAGS;	/* names without flags: full debugging */
 	} else {
-		for (; *p && *p != ',' && *p != ';'; p++) {
-			switch (*p | 0x20) {	/* ASCII lower case; '-' stays '-' */
+		for (; p < end && *p != ',' && *p != ';'; p++) {
+			/* Letters alone folded: c | 0x20 would make '\r' a '-'. */
+			switch (*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p) {
 			case '-': b->flags = 0; break;
 			case 'f': b->flags |= SLAB_CONSISTENCY_CHECKS; break;
 			case 'z': case 'r': b->flags |= SLAB_RED_ZONE; break;
@@ -63,15 +76,15 @@ static const char *parse_block(const char *p, struct debug_block *b, char *bad)
 			}
 		}
 	}
-	if (*p == ',') {
+	if (p < end && *p == ',') {
 		b->names = ++p;
-		while (*p && *p != ';')
+		while (p < end && *p != ';')
 			p++;
 	}
 	b->end = p;
-	while (*p == ';')
+	while (p < end && *p == ';')
 		p++;
-	return *p ? p : NULL;
+	return p < end ? p : NULL;
 }
 
 /* Does @name match the pattern [pat, pat_end): exactly, or a prefix ending in '*'? */
@@ -86,14 +99,19 @@ static bool name_matches(const char *name, const char *pat, const char *pat_end)
 const char *slub_debug_check(const char *value, char *buf, size_t n)
 {
 	struct debug_block b;
-	const char *p = value;
+	const char *p = value, *end = value + slub_debug_len(value);
 	do {
 		char bad = 0;
-		p = parse_block(p, &b, &bad);
+		p = parse_block(p, end, &b, &bad);
 		if (bad == 'a' || bad == 'A')
 			return "A (failslab, fault injection) is not available in libslub";
-		if (bad) {
+		if (bad >= ' ' && bad < 0x7f) {
 			snprintf(buf, n, "'%c' is not a debug flag (F Z P U T O -)", bad);
+			return buf;
+		}
+		if (bad) {	/* a control character or a byte past ASCII: by its code */
+			snprintf(buf, n, "character 0x%02x is not a debug flag (F Z P U T O -)",
+				 (unsigned char)bad);
 			return buf;
 		}
 		if (!b.names)
@@ -109,8 +127,8 @@ const char *slub_debug_check(const char *value, char *buf, size_t n)
 			if (e - q >= 64)
 				return "a cache name longer than 63 characters";
 			for (const char *c = q; c < e; c++)
-				if (*c == ' ' || *c == '\t' || *c == '=')
-					return "a space or '=' in a cache name";
+				if ((unsigned char)*c <= ' ' || *c == 0x7f || *c == '=')
+					return "a space, control character or '=' in a cache name";
 			q = e;
 		}
 	} while (p);
@@ -125,16 +143,16 @@ const char *slub_debug_check(const char *value, char *buf, size_t n)
  */
 unsigned int slub_debug_flags(const char *name, bool *higher_order_off)
 {
-	const char *p = slub_opt_str(slub_debug);
+	const char *p = slub_opt_str(slub_debug), *end = p + slub_debug_len(p);
 	slab_flags_t global = 0;
 	bool global_o = false;
 	struct debug_block b;
 	*higher_order_off = false;
-	if (!*p)
+	if (p == end)
 		return 0;
 	do {
 		char bad = 0;
-		p = parse_block(p, &b, &bad);
+		p = parse_block(p, end, &b, &bad);
 		if (!b.names) {
 			global = b.flags;
 			global_o = b.higher_order_off;
@@ -157,13 +175,13 @@ unsigned int slub_debug_flags(const char *name, bool *higher_order_off)
 /* Does any block of slub_debug give some cache the flags in @flags? */
 bool slub_debug_any(unsigned int flags)
 {
-	const char *p = slub_opt_str(slub_debug);
+	const char *p = slub_opt_str(slub_debug), *end = p + slub_debug_len(p);
 	struct debug_block b;
-	if (!*p)
+	if (p == end)
 		return false;
 	do {
 		char bad = 0;
-		p = parse_block(p, &b, &bad);
+		p = parse_block(p, end, &b, &bad);
 		if (b.flags & flags)
 			return true;
 	} while (p);

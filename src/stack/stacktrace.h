@@ -53,11 +53,12 @@ enum stack_trace_found {
  * Name @addr into @buf (cut to @len): the function holding it from the
  * module's .symtab, else its .dynsym, else the module and the address's
  * offset in it, as addr2line takes it.  For print time only: it reads
- * /proc/self/maps and maps the module's file (slow, takes no lock).
+ * /proc/self/maps and the module's file (slow, takes no lock, and never
+ * maps the file: one rewritten in place cannot raise SIGBUS).
  */
 __hidden enum stack_trace_found stack_trace_symbol(uintptr_t addr, char *buf, size_t len);
 
-/* One report detail line per frame: @indent, then the frame's name. */
+/* One report detail line per frame: @indent, then the frame's name (a module opened once). */
 __hidden void stack_trace_print(const uintptr_t *entries, unsigned int nr, const char *indent);
 
 #endif

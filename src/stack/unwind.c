@@ -59,6 +59,58 @@ __noinline int unwind_backtrace(void **frames, int size)
 }
 
 #if UNWIND_FAST
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include "base/maps.h"
+
+/*
+ * The walk reads only the stack it starts on, below that stack's end: a
+ * wrong CFI (hand-written assembly, a JIT's frames) must not make it read
+ * anywhere else, which may be unmapped.  This thread's own stack is found
+ * once, in /proc/self/maps: the mapping holding both the walk's rsp and
+ * the thread's descriptor (glibc puts it at the top of a thread's stack),
+ * or the main thread's __libc_stack_end.  Another stack (a sigaltstack,
+ * a makecontext() one) is looked up at each walk that starts on it.
+ */
+extern void *__libc_stack_end;
+static __thread uintptr_t home_lo __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t home_hi __attribute__((tls_model("initial-exec")));
+
+/*
+ * The end of the stack holding @sp, from the signal stack or the maps; @sp
+ * if unknown.  errno is kept: free() captures stacks too.
+ */
+static __noinline uintptr_t stack_end_slow(uintptr_t sp)
+{
+	stack_t alt;
+	if (!sigaltstack(NULL, &alt) && (alt.ss_flags & SS_ONSTACK) &&
+	    sp - (uintptr_t)alt.ss_sp < alt.ss_size)
+		return (uintptr_t)alt.ss_sp + alt.ss_size;
+	struct maps_entry e;
+	char path[16];
+	int saved_errno = errno;
+	bool found = maps_find(sp, &e, path, sizeof(path)) && e.perms[0] == 'r';
+	errno = saved_errno;
+	if (!found)
+		return sp;
+	uintptr_t self = (uintptr_t)pthread_self(), main_end = (uintptr_t)__libc_stack_end;
+	if (self - e.start < e.end - e.start || main_end - e.start < e.end - e.start) {
+		home_lo = e.start;	/* the main thread's grows: its start moves down */
+		home_hi = e.end;
+	}
+	return e.end;
+}
+
+/* The end of the stack the walk from @sp may read up to: the thread's own, as a rule. */
+static inline uintptr_t stack_end(uintptr_t sp)
+{
+	if (likely(sp - home_lo < home_hi - home_lo))
+		return home_hi;
+	return stack_end_slow(sp);
+}
+
 __hidden int unwind_fast_walk(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp);
 
 /*
@@ -88,7 +140,7 @@ __attribute__((used)) int unwind_fast_walk(void **frames, int size, uintptr_t pc
 {
 	if (size <= 0 || !__atomic_load_n(&primed, __ATOMIC_ACQUIRE) || !enter())
 		return 0;
-	int n = cfi_walk(frames, size, pc, sp, bp);
+	int n = cfi_walk(frames, size, pc, sp, bp, stack_end(sp));
 	leave();
 	return n;
 }

@@ -53,8 +53,9 @@ __hidden int unwind_backtrace(void **frames, int size);
  * The same stack, with the same guard, at a fraction of the cost (about 40
  * instructions a frame once its return address's rule is cached): frames[0]
  * is the return address into unwind_fast()'s caller.  It stops at a signal
- * frame and where the CFI says what it cannot follow (expressions: glibc's
- * own few hand-written frames), and never allocates, locks or dlopens.
+ * frame, where the CFI says what it cannot follow (expressions: glibc's
+ * own few hand-written frames) and where a read would leave the stack it
+ * started on (wrong CFI), and never allocates, locks or dlopens.
  * backtrace() (unwind_backtrace()) where UNWIND_FAST is 0.
  */
 #if UNWIND_FAST

@@ -75,6 +75,14 @@ static uint64_t pack(uintptr_t pc, const struct cfa_rule *rule)
 	uint64_t j = rule->rbp_below / 8, k = rule->offset / 8;
 	if (pc > PC_MASK || rule->rbp_below % 8 || j > SLOT_MAX || rule->offset % 8 || k > OFF8_MAX)
 		return 0;
+	/*
+	 * cfi_walk() reads a cached rule's slots without checking they lie
+	 * above the register the CFA is on (rsp: the frame; rbp: checked to be
+	 * on the stack): so they must.  (A CFA on rbp with the slot below it
+	 * is left to the checked path.)
+	 */
+	if (rule->rbp_below > rule->offset)
+		return rule->kind == CFA_RSP ? pc | STOP : 0;
 	uint64_t kind = rule->kind == CFA_RBP ? ON_RBP : rule->kind == CFA_STOP ? STOP : 0;
 	return pc | kind | j << SLOT_SHIFT | k << OFF_SHIFT;
 }
@@ -93,12 +101,18 @@ static __noinline uint64_t rule_miss(uint64_t *cache_slot, uintptr_t pc, struct 
 
 /*
  * Reads only the stack slots the CFI names: the return address at CFA - 8
- * and the saved rbp, each below a CFA that must rise frame by frame.
+ * and the saved rbp, between the frame's rsp and a CFA that must rise
+ * frame by frame and stay at or below @end: wrong CFI stops the walk,
+ * never leads it off the stack.  A cached rule needs fewer checks: its
+ * CFA is 8 bytes or more above rsp, or above an rbp checked to be aligned
+ * and not below rsp, and its slots lie above that register (pack()).
  */
-int cfi_walk(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp)
+int cfi_walk(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp, uintptr_t end)
 {
 	uint64_t *c = __atomic_load_n(&cache, __ATOMIC_ACQUIRE);
 	int n = 0;
+	if (!IS_ALIGNED(sp, 8))
+		end = sp;	/* nothing to read */
 	for (;;) {
 		frames[n++] = (void *)pc;
 		if (n == size)
@@ -106,19 +120,27 @@ int cfi_walk(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp)
 		uint64_t *slot = c ? &c[slot_of(pc)] : NULL;
 		uint64_t w = slot ? __atomic_load_n(slot, __ATOMIC_RELAXED) : 0;
 		uintptr_t cfa, below;
-		if (likely((w & PC_MASK) == pc)) {	/* never for an empty slot: pc is not 0 */
-			if (w & STOP)
-				break;
-			cfa = (w & ON_RBP ? bp : sp) + (w >> OFF_SHIFT) * 8;
+		if (likely((w & (PC_MASK | STOP)) == pc)) {	/* never for an empty slot: pc is not 0 */
+			uintptr_t base = sp;
+			if (w & ON_RBP) {
+				/* Below rsp (the difference's sign) or unaligned: not a frame. */
+				if ((bp - sp) & (1ull << 63 | 7))
+					break;
+				base = bp;	/* then bp + offset cannot wrap: sp < 2^47 */
+			}
+			cfa = base + (w >> OFF_SHIFT) * 8;
 			below = (w >> SLOT_SHIFT & SLOT_MAX) * 8;
 		} else {
 			struct cfa_rule r;
-			if (!rule_miss(slot, pc, &r) || r.kind == CFA_STOP)
-				break;
+			if ((w & PC_MASK) == pc || !rule_miss(slot, pc, &r) || r.kind == CFA_STOP)
+				break;	/* a cached stop, no FDE, or a stop */
 			cfa = (r.kind == CFA_RBP ? bp : sp) + r.offset;
 			below = r.rbp_below;
+			/* cfa - sp is huge if cfa < sp; sp <= end always. */
+			if (cfa - sp - 1 >= end - sp || !IS_ALIGNED(cfa, 8) || below > cfa - sp)
+				break;
 		}
-		if (cfa <= sp || !IS_ALIGNED(cfa, 8))
+		if (unlikely(cfa > end))
 			break;
 		pc = *(const uintptr_t *)(cfa - 8);
 		if (below)

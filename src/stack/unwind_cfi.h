@@ -34,6 +34,13 @@ struct cfa_rule {
  */
 __hidden bool cfi_rule_find(uintptr_t pc, struct cfa_rule *rule);
 
+/* An object's .eh_frame_hdr, and the bytes [lo, hi) its tables may be read in. */
+struct eh_tables {
+	const uint8_t *hdr, *lo, *hi;
+};
+/* cfi_rule_find() in the tables @eh (tests: tables made up, at a page's edge). */
+__hidden bool cfi_rule_find_in(const struct eh_tables *eh, uintptr_t pc, struct cfa_rule *rule);
+
 /* The rule cache: mapped at priming (without it every frame is interpreted). */
 __hidden void cfi_cache_init(void);
 /* Forget every cached rule (tests: a cold cache). */
@@ -44,7 +51,9 @@ __hidden size_t cfi_cache_used(void);
 /*
  * Walk from the frame at (@pc, @sp, @bp), a return address and the rsp and
  * rbp it returns with: @frames[0] = @pc, then each caller's return address.
+ * Every read is in [@sp, @end), the stack @sp is on (@end <= @sp: @pc alone).
  */
-__hidden int cfi_walk(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp);
+__hidden int cfi_walk(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp,
+		      uintptr_t end);
 
 #endif

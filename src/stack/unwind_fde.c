@@ -10,12 +10,18 @@
  * .eh_frame_hdr table, not by libgcc's _Unwind_Find_FDE(): that would make
  * libslub depend on libgcc_s, and before gcc 12 it walks dl_iterate_phdr(),
  * which takes dl_load_lock (no use from a signal handler or inside dlopen).
+ *
+ * Offsets and lengths in the tables are trusted no further than the
+ * loaded segment that holds .eh_frame_hdr: every read stays inside it (a
+ * hole between segments is PROT_NONE, a page past the file's end SIGBUS).
  */
 #define _GNU_SOURCE
 #include "stack/unwind.h"
 
 #if UNWIND_FAST
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <string.h>
 
 #include "stack/unwind_cfi.h"
@@ -146,14 +152,29 @@ struct cie {
 	struct cursor insns;
 };
 
-/* Parse the CIE at @p (its length word): false if malformed or unknown. */
-static bool parse_cie(const uint8_t *p, struct cie *cie)
+/*
+ * A cursor over the CIE or FDE record whose length word is at @p, all of
+ * it inside @eh's bounds; false if it is not, or is a terminator or 64-bit
+ * DWARF (never in .eh_frame).
+ */
+static bool open_record(const struct eh_tables *eh, const uint8_t *p, struct cursor *c)
 {
-	struct cursor c = { p, p + 4, false };
-	uint32_t len = (uint32_t)get_bytes(&c, 4);
-	if (len == 0 || len == 0xffffffff)
-		return false;	/* a terminator, or 64-bit DWARF (never in .eh_frame) */
-	c.end = c.p + len;
+	uint32_t len;
+	if (p < eh->lo || p > eh->hi || eh->hi - p < 4)
+		return false;
+	memcpy(&len, p, 4);
+	if (len == 0 || len == 0xffffffff || len > (size_t)(eh->hi - p - 4))
+		return false;
+	*c = (struct cursor){ p + 4, p + 4 + len, false };
+	return true;
+}
+
+/* Parse the CIE at @p (its length word): false if malformed or unknown. */
+static bool parse_cie(const struct eh_tables *eh, const uint8_t *p, struct cie *cie)
+{
+	struct cursor c;
+	if (!open_record(eh, p, &c))
+		return false;
 	if (get_bytes(&c, 4) != 0)
 		return false;	/* CIE id */
 	uint8_t version = (uint8_t)get_bytes(&c, 1);
@@ -161,6 +182,8 @@ static bool parse_cie(const uint8_t *p, struct cie *cie)
 		return false;
 	const char *aug = (const char *)c.p;
 	size_t aug_n = strnlen(aug, (size_t)(c.end - c.p));
+	if (aug_n == (size_t)(c.end - c.p))
+		return false;	/* unterminated: the cursor would pass its end */
 	c.p += aug_n + 1;
 	if (aug_n && aug[0] != 'z')
 		return false;	/* "eh" and other pre-'z' augmentations */
@@ -371,7 +394,7 @@ static void row_to_rule(const struct cfi_row *row, bool signal_frame, struct cfa
 	if (row->cfa_off <= 0 || row->cfa_off > UINT32_MAX)
 		return;
 	if (row->rbp.how == REG_AT_CFA) {
-		if (row->rbp.off >= 0 || row->rbp.off < -(int64_t)UINT32_MAX)
+		if (row->rbp.off > -8 || row->rbp.off < -(int64_t)UINT32_MAX)
 			return;
 		rule->rbp_below = (uint32_t)-row->rbp.off;
 	} else if (row->rbp.how != REG_SAME) {
@@ -381,18 +404,21 @@ static void row_to_rule(const struct cfi_row *row, bool signal_frame, struct cfa
 	rule->offset = (uint32_t)row->cfa_off;
 }
 
-/* The FDE covering @pc in the .eh_frame_hdr at @hdr: its length word, or NULL. */
-static const uint8_t *search_hdr(const uint8_t *hdr, uintptr_t pc)
+/* The FDE covering @pc in @eh's .eh_frame_hdr: its length word, or NULL. */
+static const uint8_t *search_hdr(const struct eh_tables *eh, uintptr_t pc)
 {
+	const uint8_t *hdr = eh->hdr;
+	if (hdr < eh->lo || hdr > eh->hi || eh->hi - hdr < 4)
+		return NULL;
 	if (hdr[0] != 1 || hdr[3] != (PE_DATAREL | PE_SDATA4) || hdr[1] == PE_OMIT || hdr[2] == PE_OMIT)
 		return NULL;	/* no binary search table: not worth a linear .eh_frame scan */
-	struct cursor c = { hdr + 4, hdr + 4 + 16, false };
+	struct cursor c = { hdr + 4, eh->hi, false };
 	get_ptr(&c, hdr[1], (uintptr_t)hdr);
 	uintptr_t count = get_ptr(&c, hdr[2], (uintptr_t)hdr);
-	if (c.bad || !count)
-		return NULL;
-	/* Sorted (initial location, FDE) pairs, each sdata4 from @hdr. */
+	/* Sorted (initial location, FDE) pairs, each sdata4 from @hdr, all in bounds. */
 	const uint8_t *table = c.p;
+	if (c.bad || !count || count > (uintptr_t)(eh->hi - table) / 8)
+		return NULL;
 	uintptr_t lo = 0, hi = count;
 	while (hi - lo > 1) {
 		uintptr_t mid = lo + (hi - lo) / 2;
@@ -407,25 +433,20 @@ static const uint8_t *search_hdr(const uint8_t *hdr, uintptr_t pc)
 	memcpy(ent, table + lo * 8, 8);
 	if ((uintptr_t)hdr + (uintptr_t)(intptr_t)ent[0] > pc)
 		return NULL;
-	return hdr + ent[1];
+	return hdr + ent[1];	/* open_record() checks it is in bounds */
 }
 
-bool cfi_rule_find(uintptr_t pc, struct cfa_rule *rule)
+bool cfi_rule_find_in(const struct eh_tables *eh, uintptr_t pc, struct cfa_rule *rule)
 {
-	struct dl_find_object obj;
-	if (_dl_find_object((void *)pc, &obj) || !obj.dlfo_eh_frame)
+	const uint8_t *fde = search_hdr(eh, pc);
+	struct cursor c;
+	if (!fde || !open_record(eh, fde, &c))
 		return false;
-	const uint8_t *fde = search_hdr(obj.dlfo_eh_frame, pc);
-	if (!fde)
-		return false;
-	struct cursor c = { fde, fde + 4, false };
-	uint32_t len = (uint32_t)get_bytes(&c, 4);
-	if (len == 0 || len == 0xffffffff)
-		return false;
-	c.end = c.p + len;
 	uint32_t cie_off = (uint32_t)get_bytes(&c, 4);
 	struct cie cie;
-	if (c.bad || !cie_off || !parse_cie(c.p - 4 - cie_off, &cie))
+	/* The CIE pointer counts back from its own field, 4 bytes in. */
+	if (c.bad || !cie_off || cie_off > (uintptr_t)(fde + 4 - eh->lo) ||
+	    !parse_cie(eh, fde + 4 - cie_off, &cie))
 		return false;
 	uintptr_t begin = get_ptr(&c, cie.fde_enc, 0);
 	uintptr_t range = get_ptr(&c, cie.fde_enc & 0x0f, 0);
@@ -446,5 +467,44 @@ bool cfi_rule_find(uintptr_t pc, struct cfa_rule *rule)
 		return false;
 	row_to_rule(&in.row, cie.signal_frame, rule);
 	return true;
+}
+
+/*
+ * The readable PT_LOAD segment of @obj that holds its .eh_frame_hdr (the
+ * linkers put .eh_frame beside it), from the program headers after the
+ * ELF header at the start of the object's mapping.
+ */
+static bool eh_segment(const struct dl_find_object *obj, struct eh_tables *eh)
+{
+	const uint8_t *start = obj->dlfo_map_start, *end = obj->dlfo_map_end;
+	const Elf64_Ehdr *e = (const Elf64_Ehdr *)start;
+	uintptr_t hdr = (uintptr_t)obj->dlfo_eh_frame;
+	if (end - start < (ptrdiff_t)sizeof(*e) || memcmp(e->e_ident, ELFMAG, SELFMAG) ||
+	    e->e_phentsize != sizeof(Elf64_Phdr) || e->e_phoff > (uint64_t)(end - start) ||
+	    e->e_phnum > (uint64_t)(end - start - e->e_phoff) / sizeof(Elf64_Phdr))
+		return false;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(start + e->e_phoff);
+	uintptr_t bias = obj->dlfo_link_map->l_addr;
+	for (unsigned int i = 0; i < e->e_phnum; i++) {
+		uintptr_t lo = bias + ph[i].p_vaddr;
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_R) || hdr < lo ||
+		    hdr - lo >= ph[i].p_memsz)
+			continue;
+		if (lo < (uintptr_t)start || ph[i].p_memsz > (uintptr_t)end - lo)
+			return false;
+		*eh = (struct eh_tables){ obj->dlfo_eh_frame, (const uint8_t *)lo,
+					  (const uint8_t *)lo + ph[i].p_memsz };
+		return true;
+	}
+	return false;
+}
+
+bool cfi_rule_find(uintptr_t pc, struct cfa_rule *rule)
+{
+	struct dl_find_object obj;
+	struct eh_tables eh;
+	if (_dl_find_object((void *)pc, &obj) || !obj.dlfo_eh_frame || !eh_segment(&obj, &eh))
+		return false;
+	return cfi_rule_find_in(&eh, pc, rule);
 }
 #endif

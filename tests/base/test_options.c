@@ -83,6 +83,22 @@ static void malformed_values_keep_defaults(void)
 	reset();
 }
 
+/* CRLF line ends (an options file from Windows) and other whitespace separate options. */
+static void crlf_line_ends(void)
+{
+	reset();
+	unsigned long e = slub_errors();
+	CHECK_EQ(options_parse("slub_decay_ms=40\r\nslub_merge=0\r\nslub_nomerge\r\n", "test", false), 0);
+	CHECK_EQ(slub_opt(decay_ms), 40);
+	CHECK_EQ(slub_opt(slub_merge), 0);
+	CHECK_EQ(options_parse("slub_report_file=\"/tmp/a b\"\r\n\vslub_decommit_order=6\f", "test",
+			       false), 0);
+	CHECK(!strcmp(slub_opt_str(report_file), "/tmp/a b"));
+	CHECK_EQ(slub_opt(decommit_order), 6);
+	CHECK_EQ(slub_errors(), e);
+	reset();
+}
+
 static void setup_before_and_after_start(void)
 {
 	reset();
@@ -203,6 +219,7 @@ int main(int argc, char **argv)
 	self_path = argv[0];
 	RUN(valid_values);
 	RUN(malformed_values_keep_defaults);
+	RUN(crlf_line_ends);
 	RUN(setup_before_and_after_start);
 	RUN(environment_options);
 	RUN(exit_stats_only_in_named_pid);

@@ -89,7 +89,7 @@ static void malformed(void)
 	REJECT("slub_debug=F,", "an empty cache name");
 	REJECT("slub_debug=F,dentry,", "an empty cache name");
 	REJECT("slub_debug=F,km*lloc", "'*' may only end a cache name");
-	REJECT("slub_debug=\"F,a b\"", "a space or '=' in a cache name");
+	REJECT("slub_debug=\"F,a b\"", "a space, control character or '=' in a cache name");
 	REJECT("slub_debug=F;Q,x", "'Q' is not a debug flag");
 	char line[400];
 	snprintf(line, sizeof(line), "slub_debug=F,%070d", 0);
@@ -97,6 +97,35 @@ static void malformed(void)
 	/* Each rejection names the option and leaves the value before it standing. */
 	CHECK(last_report_has("slub_debug="));
 	CHECK(!strcmp(slub_opt_str(slub_debug), "P"));
+	take("slub_debug=-");
+}
+
+/*
+ * Line ends and other stray characters: whitespace ending a value (an
+ * options file written with CRLF) is ignored, not read as a flag ('\r'
+ * folded to lower case is '-', which cleared every flag); any other
+ * character is rejected, named legibly.
+ */
+static void stray_characters(void)
+{
+	bool o;
+	take("slub_debug=P\r");
+	CHECK_EQ(flags_for("x", &o), SLAB_POISON);
+	take("slub_debug=FZ\r\nslub_min_order=0\r\n");
+	CHECK_EQ(flags_for("x", &o), SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE);
+	take("slub_debug=\"U\r\n\t \"");	/* quoted: the whitespace reaches the grammar */
+	CHECK_EQ(flags_for("x", &o), SLAB_STORE_USER);
+	CHECK(!strcmp(slub_opt_str(slub_debug), "U"));
+	take("slub_debug=\"P,dentry\r\n\"");
+	CHECK_EQ(flags_for("dentry", &o), SLAB_POISON);
+	CHECK_EQ(flags_for("x", &o), 0);
+	take("slub_debug=\"\r\n\"");	/* nothing but a line end: as bare slub_debug */
+	CHECK_EQ(flags_for("x", &o), FZPU);
+	REJECT("slub_debug=\"F\rZ\"", "character 0x0d is not a debug flag");
+	REJECT("slub_debug=\"F\x01\"", "character 0x01 is not a debug flag");
+	REJECT("slub_debug=\"F Z\"", "' ' is not a debug flag");
+	REJECT("slub_debug=\"F,den\rtry\"", "a space, control character or '=' in a cache name");
+	CHECK(!strcmp(slub_opt_str(slub_debug), "FZPU"));
 	take("slub_debug=-");
 }
 
@@ -207,6 +236,7 @@ int main(int argc, char **argv)
 	self = argv[0];
 	RUN(grammar);
 	RUN(malformed);
+	RUN(stray_characters);
 	RUN(spellings);
 	RUN(selected_caches);
 	RUN(unknown_reported_once);

@@ -6,15 +6,19 @@
  * of this program's functions with offsets inside their size, of a libc
  * export (.dynsym of a stripped library), of a libc function it does not
  * export (module+offset), of the vdso, anonymous and unmapped addresses,
- * and the print through the report sink.  Built again as a non-PIE
- * executable (test_stacktrace_nopie), whose addresses are its link-time ones.
+ * the print through the report sink, and names in a library rewritten in
+ * place (truncated, cut, written anew) while it is loaded and named.
+ * Built again as a non-PIE executable (test_stacktrace_nopie), whose
+ * addresses are its link-time ones.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include "check.h"
@@ -262,6 +266,105 @@ static void prints_through_the_sink(void)
 	fprintf(stderr, "%s", out);
 }
 
+/*
+ * A loaded library rewritten in place (cp over it: the same inode,
+ * truncated, then written) while frames in it are named: the namer read
+ * its file through a mapping, where a byte past the new end raises
+ * SIGBUS.  Each step runs in a child, whose crash the exit status shows;
+ * its result is a bit per step that named wrongly.
+ */
+static char victim_copy[64];
+static char *victim_bytes;
+static size_t victim_size;
+static volatile bool rewriting;
+
+/* The copy as cp leaves it when given the first @len bytes: truncated, then written. */
+static bool rewrite_victim(size_t len)
+{
+	int fd = open(victim_copy, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	bool ok = fd >= 0 && pwrite(fd, victim_bytes, len, 0) == (ssize_t)len;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+static void *keep_rewriting(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < (UNDER_TSAN ? 50 : 500); i++)
+		rewrite_victim(i % 3 ? victim_size : victim_size / (size_t)(i % 7 + 1));
+	rewrite_victim(victim_size);
+	__atomic_store_n(&rewriting, false, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int child_rewritten_library(void)
+{
+	char buf[512];
+	int bad = 0;
+	if (!rewrite_victim(victim_size))
+		return 64;
+	void *h = dlopen(victim_copy, RTLD_NOW | RTLD_LOCAL);
+	void *sym = h ? dlsym(h, "victim_function") : NULL;
+	if (!sym)
+		return 65;
+	uintptr_t fn = (uintptr_t)sym + 1;
+	bool named = stack_trace_symbol(fn, buf, sizeof(buf)) == STACK_SYM_FUNCTION &&
+		     !strncmp(buf, "victim_function+0x1/", 20);
+	bad |= !named;
+	/* Truncated to nothing: the module and the offset, from the mapping alone. */
+	rewrite_victim(0);
+	bad |= (stack_trace_symbol(fn, buf, sizeof(buf)) != STACK_SYM_MODULE) << 1;
+	stack_trace_print(&fn, 1, " ");
+	/* Cut after its header: its tables are gone. */
+	rewrite_victim(victim_size / 3);
+	stack_trace_symbol(fn, buf, sizeof(buf));
+	/* Whole again: named again. */
+	rewrite_victim(victim_size);
+	bad |= (stack_trace_symbol(fn, buf, sizeof(buf)) != STACK_SYM_FUNCTION) << 2;
+	/* Rewritten while it is being read. */
+	pthread_t writer;
+	rewriting = true;
+	if (pthread_create(&writer, NULL, keep_rewriting, NULL))
+		return 66;
+	uintptr_t stack[16];
+	for (int i = 0; i < 16; i++)
+		stack[i] = fn + (uintptr_t)i % 4;
+	while (__atomic_load_n(&rewriting, __ATOMIC_ACQUIRE)) {
+		stack_trace_symbol(fn, buf, sizeof(buf));
+		stack_trace_print(stack, 16, " ");
+	}
+	pthread_join(writer, NULL);
+	bad |= (stack_trace_symbol(fn, buf, sizeof(buf)) != STACK_SYM_FUNCTION) << 3;
+	/* Not closed: truncation dropped its relocated pages, which dlclose() reads. */
+	return bad;
+}
+
+static void rewritten_library(void)
+{
+#ifdef VICTIM_SO
+	int fd = open(VICTIM_SO, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	CHECK(fd >= 0 && !fstat(fd, &st));
+	if (fd < 0)
+		return;
+	victim_size = (size_t)st.st_size;
+	victim_bytes = malloc(victim_size);
+	CHECK(victim_bytes && pread(fd, victim_bytes, victim_size, 0) == (ssize_t)victim_size);
+	close(fd);
+	snprintf(victim_copy, sizeof(victim_copy), "/tmp/test_stacktrace_victim.%d.so", getpid());
+	fd = open(victim_copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	CHECK_EQ(child_quiet(child_rewritten_library), 0);	/* 128 + 7: SIGBUS */
+	unlink(victim_copy);
+	free(victim_bytes);
+#else
+	fprintf(stderr, "   skipped: no VICTIM_SO\n");
+#endif
+}
+
 int main(void)
 {
 	RUN(nothing_before_priming);
@@ -271,5 +374,6 @@ int main(void)
 	RUN(names_in_libc);
 	RUN(names_elsewhere);
 	RUN(prints_through_the_sink);
+	RUN(rewritten_library);
 	return check_done();
 }

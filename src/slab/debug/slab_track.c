@@ -211,6 +211,19 @@ struct loc_track {
 	size_t bytes;
 };
 
+/*
+ * @t's CPU into @cpus.  A track is object memory, which the program may
+ * have overwritten: a CPU out of range marks none (a negative one made the
+ * shift undefined, one too large named another CPU).  Its other fields
+ * are only compared, printed or checked by the depot (the handle).
+ */
+static void mark_cpu(unsigned long *cpus, const struct track *t)
+{
+	unsigned int cpu = (unsigned int)t->cpu;
+	if (cpu < SLUB_MAX_CPUS)
+		cpus[cpu / 64] |= 1UL << (cpu % 64);
+}
+
 /* Find or insert @t's site in the table kept sorted by address. */
 static void add_location(struct loc_track *lt, const struct track *t, unsigned long now)
 {
@@ -231,7 +244,7 @@ static void add_location(struct loc_track *lt, const struct track *t, unsigned l
 					l->min_pid = t->tid;
 				if (t->tid > l->max_pid)
 					l->max_pid = t->tid;
-				l->cpus[(unsigned)t->cpu / 64 % (SLUB_MAX_CPUS / 64)] |= 1UL << (t->cpu % 64);
+				mark_cpu(l->cpus, t);
 			}
 			return;
 		}
@@ -250,7 +263,7 @@ static void add_location(struct loc_track *lt, const struct track *t, unsigned l
 	l->count = 1;
 	l->sum_time = l->min_time = l->max_time = age;
 	l->min_pid = l->max_pid = t->tid;
-	l->cpus[(unsigned)t->cpu / 64 % (SLUB_MAX_CPUS / 64)] |= 1UL << (t->cpu % 64);
+	mark_cpu(l->cpus, t);
 }
 
 /* Sites of the objects in use of one slab (those not on its freelist). */

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 
 #include <slub.h>
 #include "check.h"
@@ -369,6 +370,49 @@ static void tracking(void)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * Tracks are object memory a program can overwrite: a CPU out of range
+ * (negative made 1UL << (cpu % 64) undefined), any pid, tid, time, handle
+ * or caller must make alloc_calls, free_calls and a report say what they
+ * can, never misbehave.  UBSan builds (-DSLUB_SANITIZE=undefined) abort
+ * on the undefined shift; others would list a CPU that never ran them.
+ */
+static void corrupt_tracks(void)
+{
+	struct kmem_cache *s = make("track-corrupt", 48, SLAB_STORE_USER | SLAB_RED_ZONE);
+	static const int bad_cpus[] = { -5, INT_MIN, SLUB_MAX_CPUS + 3, -1 };
+	void *p[4];
+	for (int i = 0; i < 4; i++)
+		p[i] = alloc_here(s);
+	for (int i = 0; i < 4; i++)
+		for (int item = TRACK_ALLOC; item <= TRACK_FREE; item++) {
+			struct track *t = get_track(s, p[i], item);
+			t->addr = (unsigned long)alloc_here + 4;
+			t->cpu = bad_cpus[i];
+			t->pid = INT_MIN;
+			t->tid = -i;
+			t->when = ~0UL - (unsigned long)i;	/* in the future */
+			t->handle = i == 1 ? 0xffffffffu : t->handle ^ 0x5a5a5;
+		}
+	char buf[4096];
+	CHECK(slub_attr_read(s, "alloc_calls", buf, sizeof(buf)) > 0);
+	CHECK(!strncmp(buf, "      4 alloc_here+0x4/", 23));
+	CHECK(strstr(buf, "cpus=") == NULL);	/* none of them a CPU */
+	fprintf(stderr, "   alloc_calls: %s", buf);
+	CHECK(slub_attr_read(s, "free_calls", buf, sizeof(buf)) > 0);
+	CHECK(!strncmp(buf, "      4 alloc_here+0x4/", 23));
+	CHECK(strstr(buf, "cpus=") == NULL);
+	/* A report prints both tracks of the object it names, as they are. */
+	unsigned long e0 = slub_errors();
+	((unsigned char *)p[1])[48] = 0x12;
+	CHECK_EQ(slub_validate(s), 2);
+	CHECK_EQ(ERRORS_SINCE(e0), 2);
+	for (int i = 0; i < 4; i++)
+		kmem_cache_free(s, p[i]);
+	CHECK_EQ(slub_validate(s), 0);
+	kmem_cache_destroy(s);
+}
+
 static void switches(void)
 {
 	struct kmem_cache *s = make("switch", 80, 0);
@@ -468,6 +512,7 @@ int main(int argc, char **argv)
 	RUN(big_objects);
 	RUN(kmalloc_caches_debugged);
 	RUN(tracking);
+	RUN(corrupt_tracks);
 	RUN(switches);
 	RUN(threads_on_a_debug_cache);
 	RUN(tracing);
