@@ -33,6 +33,13 @@ struct cfa_rule {
  * @pc or its CFI cannot be read.  Lock-free, async-signal-safe, no allocation.
  */
 __hidden bool cfi_rule_find(uintptr_t pc, struct cfa_rule *rule);
+/*
+ * The same from the FDE at @fde (its length word) and its CIE, reading
+ * nothing outside [@lo, @hi): cfi_rule_find() passes the whole address
+ * space, the fuzz target (fuzz/cfi.c) a buffer of hostile bytes.
+ */
+__hidden bool cfi_rule_parse(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi,
+			     uintptr_t pc, struct cfa_rule *rule);
 
 /* The rule cache: mapped at priming (without it every frame is interpreted). */
 __hidden void cfi_cache_init(void);

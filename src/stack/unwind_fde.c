@@ -146,14 +146,29 @@ struct cie {
 	struct cursor insns;
 };
 
-/* Parse the CIE at @p (its length word): false if malformed or unknown. */
-static bool parse_cie(const uint8_t *p, struct cie *cie)
+/*
+ * Open the CIE or FDE at @p (its length word): @c then covers its bytes.
+ * False where it does not lie whole inside [@lo, @hi).
+ */
+static bool open_record(struct cursor *c, const uint8_t *p, const uint8_t *lo, const uint8_t *hi)
 {
-	struct cursor c = { p, p + 4, false };
-	uint32_t len = (uint32_t)get_bytes(&c, 4);
-	if (len == 0 || len == 0xffffffff)
-		return false;	/* a terminator, or 64-bit DWARF (never in .eh_frame) */
-	c.end = c.p + len;
+	uintptr_t at = (uintptr_t)p;
+	if (at < (uintptr_t)lo || at > (uintptr_t)hi || (uintptr_t)hi - at < 4)
+		return false;
+	*c = (struct cursor){ p, p + 4, false };
+	uint32_t len = (uint32_t)get_bytes(c, 4);
+	if (len == 0 || len == 0xffffffff || len > (uintptr_t)hi - (uintptr_t)c->p)
+		return false;	/* a terminator, 64-bit DWARF (never in .eh_frame), or cut */
+	c->end = c->p + len;
+	return true;
+}
+
+/* Parse the CIE at @p inside [@lo, @hi): false if malformed or unknown. */
+static bool parse_cie(const uint8_t *p, const uint8_t *lo, const uint8_t *hi, struct cie *cie)
+{
+	struct cursor c;
+	if (!open_record(&c, p, lo, hi))
+		return false;
 	if (get_bytes(&c, 4) != 0)
 		return false;	/* CIE id */
 	uint8_t version = (uint8_t)get_bytes(&c, 1);
@@ -410,22 +425,17 @@ static const uint8_t *search_hdr(const uint8_t *hdr, uintptr_t pc)
 	return hdr + ent[1];
 }
 
-bool cfi_rule_find(uintptr_t pc, struct cfa_rule *rule)
+bool cfi_rule_parse(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi, uintptr_t pc,
+		    struct cfa_rule *rule)
 {
-	struct dl_find_object obj;
-	if (_dl_find_object((void *)pc, &obj) || !obj.dlfo_eh_frame)
+	struct cursor c;
+	if (!open_record(&c, fde, lo, hi))
 		return false;
-	const uint8_t *fde = search_hdr(obj.dlfo_eh_frame, pc);
-	if (!fde)
-		return false;
-	struct cursor c = { fde, fde + 4, false };
-	uint32_t len = (uint32_t)get_bytes(&c, 4);
-	if (len == 0 || len == 0xffffffff)
-		return false;
-	c.end = c.p + len;
+	const uint8_t *id = c.p;	/* the CIE pointer counts back from here */
 	uint32_t cie_off = (uint32_t)get_bytes(&c, 4);
 	struct cie cie;
-	if (c.bad || !cie_off || !parse_cie(c.p - 4 - cie_off, &cie))
+	if (c.bad || !cie_off || cie_off > (uintptr_t)id - (uintptr_t)lo ||
+	    !parse_cie(id - cie_off, lo, hi, &cie))
 		return false;
 	uintptr_t begin = get_ptr(&c, cie.fde_enc, 0);
 	uintptr_t range = get_ptr(&c, cie.fde_enc & 0x0f, 0);
@@ -446,5 +456,15 @@ bool cfi_rule_find(uintptr_t pc, struct cfa_rule *rule)
 		return false;
 	row_to_rule(&in.row, cie.signal_frame, rule);
 	return true;
+}
+
+/* The image's own tables: bounded by nothing narrower than the address space. */
+bool cfi_rule_find(uintptr_t pc, struct cfa_rule *rule)
+{
+	struct dl_find_object obj;
+	if (_dl_find_object((void *)pc, &obj) || !obj.dlfo_eh_frame)
+		return false;
+	const uint8_t *fde = search_hdr(obj.dlfo_eh_frame, pc);
+	return fde && cfi_rule_parse(fde, NULL, (const uint8_t *)UINTPTR_MAX, pc, rule);
 }
 #endif
