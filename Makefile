@@ -2,6 +2,8 @@
 # The README's two commands: `make run` and `make test`.  CMake does the build.
 BUILD ?= build
 BENCH_BUILD ?= build-bench
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 # Debian's python3 (installed by the deps step), not a user's shim.
@@ -9,7 +11,7 @@ PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
 # CMake's own makefiles run under this one: keep their output quiet.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all run test build configure bench install clean
+.PHONY: all run test build configure bench fuzz install clean
 
 all: build
 
@@ -56,6 +58,16 @@ bench:
 	cmake --build build-count -j$(JOBS) --target bench_slab bench_micro_slab slub_malloc
 	bench/suite.sh $(BENCH_BUILD) build-count
 	$(BENCH_BUILD)/bench/merge_replay
+
+# The fuzz targets of fuzz/ in their own tree: clang, libFuzzer, ASan and
+# UBSan, with SLUB_STATS (its counters are attributes to write too).  Each
+# runs FUZZ_SECONDS; one line per target (scripts/fuzz.sh).
+fuzz:
+	@scripts/install-deps.sh fuzz
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang -DSLUB_FUZZ=ON -DSLUB_STATS=ON \
+	  -DSLUB_WERROR=ON $(CMAKE_FLAGS) >/dev/null
+	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_targets
+	scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# install-deps.sh [build|run|test|ci|bench] - install the Debian packages a job
+# install-deps.sh [build|run|test|ci|bench|fuzz] - install the Debian packages a job
 # needs, only those missing.  Needs root (or sudo) when something is missing.
 set -euo pipefail
 
@@ -10,14 +10,18 @@ pkgs=(build-essential cmake pkg-config)
 programs=(python3 sqlite3 git xz-utils gzip redis-server redis-tools)
 # slubfs and its tests (a live process's tree mounted through FUSE).
 fuse=(fuse3 libfuse3-dev)
+# clang and its runtimes: libclang-rt-14-dev has libFuzzer, ASan and UBSan
+# (CI's clang and sanitizer builds, make fuzz).
+fuzzing=(clang libclang-rt-14-dev)
 case "$profile" in
   build) ;;
   run)   pkgs+=(python3 "${fuse[@]}") ;;	# make run: the demonstration, Python under slubrun, its live tree
   test)  pkgs+=("${programs[@]}" "${fuse[@]}") ;;
-  ci)    pkgs+=("${programs[@]}" "${fuse[@]}" clang libclang-rt-14-dev valgrind) ;;
+  ci)    pkgs+=("${programs[@]}" "${fuse[@]}" "${fuzzing[@]}" valgrind) ;;
+  fuzz)  pkgs+=("${fuzzing[@]}") ;;	# make fuzz
   # gnuplot-nox: the suite's PNG plots, without X.
   bench) pkgs+=("${programs[@]}" valgrind libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 gnuplot-nox) ;;
-  *) echo "install-deps.sh: unknown profile '$profile' (build, run, test, ci, bench)" >&2; exit 2 ;;
+  *) echo "install-deps.sh: unknown profile '$profile' (build, run, test, ci, bench, fuzz)" >&2; exit 2 ;;
 esac
 
 missing=()

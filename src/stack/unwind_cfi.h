@@ -33,6 +33,14 @@ struct cfa_rule {
  * @pc or its CFI cannot be read.  Lock-free, async-signal-safe, no allocation.
  */
 __hidden bool cfi_rule_find(uintptr_t pc, struct cfa_rule *rule);
+/*
+ * The same from the FDE at @fde (its length word) and its CIE, reading
+ * nothing outside [@lo, @hi): for the fuzz target (fuzz/cfi.c), on a
+ * buffer of hostile bytes.  cfi_rule_find() bounds its reads by the
+ * object's segment that holds the tables.
+ */
+__hidden bool cfi_rule_parse(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi,
+			     uintptr_t pc, struct cfa_rule *rule);
 
 /* An object's .eh_frame_hdr, and the bytes [lo, hi) its tables may be read in. */
 struct eh_tables {

@@ -436,11 +436,12 @@ static const uint8_t *search_hdr(const struct eh_tables *eh, uintptr_t pc)
 	return hdr + ent[1];	/* open_record() checks it is in bounds */
 }
 
-bool cfi_rule_find_in(const struct eh_tables *eh, uintptr_t pc, struct cfa_rule *rule)
+/* The rule at @pc from the FDE at @fde, every read inside @eh's bounds. */
+static bool parse_fde(const struct eh_tables *eh, const uint8_t *fde, uintptr_t pc,
+		      struct cfa_rule *rule)
 {
-	const uint8_t *fde = search_hdr(eh, pc);
 	struct cursor c;
-	if (!fde || !open_record(eh, fde, &c))
+	if (!open_record(eh, fde, &c))
 		return false;
 	uint32_t cie_off = (uint32_t)get_bytes(&c, 4);
 	struct cie cie;
@@ -467,6 +468,19 @@ bool cfi_rule_find_in(const struct eh_tables *eh, uintptr_t pc, struct cfa_rule 
 		return false;
 	row_to_rule(&in.row, cie.signal_frame, rule);
 	return true;
+}
+
+bool cfi_rule_find_in(const struct eh_tables *eh, uintptr_t pc, struct cfa_rule *rule)
+{
+	const uint8_t *fde = search_hdr(eh, pc);
+	return fde && parse_fde(eh, fde, pc, rule);
+}
+
+bool cfi_rule_parse(const uint8_t *fde, const uint8_t *lo, const uint8_t *hi, uintptr_t pc,
+		    struct cfa_rule *rule)
+{
+	const struct eh_tables eh = { NULL, lo, hi };
+	return parse_fde(&eh, fde, pc, rule);
 }
 
 /*
