@@ -412,7 +412,21 @@ static void *shrink_main(void *arg)
 		r = slub_attr_write(caches[C_DEBUG], "validate", "1", 1);
 		if (r != 1)
 			fail("validate of soak_debug: %zd", r);
-		nap(50);
+		/* An object of soak_flip held while its switches flip: -EBUSY meanwhile. */
+		{
+			unsigned char *p = kmem_cache_alloc(flip_cache, GFP_KERNEL);
+			struct item it = { p, 128, K_KMALLOC, 0x33 };
+
+			if (!p) {
+				fail("soak_flip allocation returned NULL");
+				break;
+			}
+			fill(&it);
+			nap(rnd(&s) % 30);
+			check(&it, "soak_flip free (held across flips)");
+			kmem_cache_free(flip_cache, p);
+		}
+		nap(20);
 	}
 	return NULL;
 }
@@ -594,7 +608,8 @@ static void *agent_main(void *arg)
 		return NULL;
 	}
 	while (running()) {
-		char *argv[] = { (char *)slabinfo_prog, "-p", pid, (char *)opts[k % 5], NULL };
+		/* -v on soak_debug alone: validate refuses a cache without debug flags. */
+		char *argv[] = { (char *)slabinfo_prog, "-p", pid, (char *)opts[k % 5], NULL, NULL };
 		char line[256], val[8];
 		char *body = NULL;
 		size_t blen;
@@ -603,6 +618,8 @@ static void *agent_main(void *arg)
 
 		if (k % 2 == 0)
 			argv[3] = NULL;
+		else if (!strcmp(argv[3], "-v"))
+			argv[4] = "soak_debug";
 		c = spawn(argv, environ, true);
 		if (c < 0)
 			break;
