@@ -689,7 +689,7 @@ int main(int argc, char **argv)
 	double peak = 0, next;
 	const char *o = getenv("SLUB_OPTIONS");
 
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc; i += 2) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!v)
@@ -712,7 +712,6 @@ int main(int argc, char **argv)
 			slabinfo_prog = v;
 		else
 			usage();
-		i++;
 	}
 	if (seconds < 1 || interval < 1 || nworkers < 2 || nworkers > MAX_WORKERS)
 		usage();
