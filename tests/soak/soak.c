@@ -798,7 +798,7 @@ int main(int argc, char **argv)
 			if (v)
 				fail("validate of soak_debug found %d errors", v);
 			if (rss > bound)
-				fail("RSS %.1f MiB above the bound %.1f MiB (%.0fx live %.1f MiB + 64)",
+				fail("RSS %.1f MiB above the bound %.1f MiB (%gx live %.1f MiB + 64)",
 				     rss, bound, rss_factor, live);
 		}
 	}
