@@ -74,3 +74,15 @@ install: build
 
 clean:
 	rm -rf $(BUILD) build-*
+
+# The soak (issue 34): SOAK_SECONDS (default 7200) over five modes (rseq,
+# cmpxchg16b, sheaves, unqueued, FZPU), in its own build (RelWithDebInfo:
+# optimized, with symbols for a failure's stacks).  SOAK_SECONDS=60 is CI's.
+SOAK_BUILD ?= build-soak
+SOAK_SECONDS ?= 7200
+.PHONY: soak
+soak:
+	@scripts/install-deps.sh build
+	cmake -S . -B $(SOAK_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLUB_BUILD_BENCH=OFF $(CMAKE_FLAGS)
+	cmake --build $(SOAK_BUILD) -j$(JOBS) --target slub_soak slub_soak_malloc slub_malloc slabinfo
+	SOAK_SECONDS=$(SOAK_SECONDS) tests/soak/run.sh $(SOAK_BUILD)
