@@ -55,7 +55,7 @@ bench:
 	cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DSLUB_BUILD_TESTS=OFF $(CMAKE_FLAGS)
 	cmake --build $(BENCH_BUILD) -j$(JOBS)
 	cmake -S . -B build-count -DCMAKE_BUILD_TYPE=Release -DSLUB_BUILD_TESTS=OFF -DSLUB_FAKE_RSEQ=ON $(CMAKE_FLAGS)
-	cmake --build build-count -j$(JOBS) --target bench_slab bench_micro_slab slub_malloc
+	cmake --build build-count -j$(JOBS) --target bench_slab bench_micro_slab bench_ring_slab slub_malloc
 	bench/suite.sh $(BENCH_BUILD) build-count
 	$(BENCH_BUILD)/bench/merge_replay
 

@@ -267,6 +267,21 @@ static void skip_block(struct cursor *c)
 		c->p += n;
 }
 
+/*
+ * An offset operand @v (negated if @neg) times the data alignment; an
+ * overflow (hostile CFI: the fuzz target found one) makes the record bad.
+ */
+static int64_t scaled(struct cursor *c, int64_t v, bool neg, int64_t da)
+{
+	int64_t out;
+	if ((neg && __builtin_sub_overflow((int64_t)0, v, &v)) ||
+	    __builtin_mul_overflow(v, da, &out)) {
+		c->bad = true;
+		return 0;
+	}
+	return out;
+}
+
 /* Run @c's instructions; false if one is malformed or unknown. */
 static bool run_cfa_program(struct interp *in, struct cursor *c)
 {
@@ -280,7 +295,7 @@ static bool run_cfa_program(struct interp *in, struct cursor *c)
 				return true;
 			continue;
 		case CFA_offset:
-			set_rule(in, low, REG_AT_CFA, (int64_t)get_uleb(c) * da);
+			set_rule(in, low, REG_AT_CFA, scaled(c, (int64_t)get_uleb(c), false, da));
 			continue;
 		case CFA_restore:
 			restore_rule(in, low);
@@ -304,15 +319,15 @@ static bool run_cfa_program(struct interp *in, struct cursor *c)
 			break;
 		case CFA_offset_extended:
 			reg = get_uleb(c);
-			set_rule(in, reg, REG_AT_CFA, (int64_t)get_uleb(c) * da);
+			set_rule(in, reg, REG_AT_CFA, scaled(c, (int64_t)get_uleb(c), false, da));
 			break;
 		case CFA_offset_extended_sf:
 			reg = get_uleb(c);
-			set_rule(in, reg, REG_AT_CFA, get_sleb(c) * da);
+			set_rule(in, reg, REG_AT_CFA, scaled(c, get_sleb(c), false, da));
 			break;
 		case CFA_GNU_negative_offset_extended:
 			reg = get_uleb(c);
-			set_rule(in, reg, REG_AT_CFA, -(int64_t)get_uleb(c) * da);
+			set_rule(in, reg, REG_AT_CFA, scaled(c, (int64_t)get_uleb(c), true, da));
 			break;
 		case CFA_restore_extended:
 			restore_rule(in, get_uleb(c));
@@ -356,7 +371,7 @@ static bool run_cfa_program(struct interp *in, struct cursor *c)
 			break;
 		case CFA_def_cfa_sf:
 			in->row.cfa_reg = (int)get_uleb(c);
-			in->row.cfa_off = get_sleb(c) * da;
+			in->row.cfa_off = scaled(c, get_sleb(c), false, da);
 			break;
 		case CFA_def_cfa_register:
 			in->row.cfa_reg = (int)get_uleb(c);
@@ -365,7 +380,7 @@ static bool run_cfa_program(struct interp *in, struct cursor *c)
 			in->row.cfa_off = (int64_t)get_uleb(c);
 			break;
 		case CFA_def_cfa_offset_sf:
-			in->row.cfa_off = get_sleb(c) * da;
+			in->row.cfa_off = scaled(c, get_sleb(c), false, da);
 			break;
 		case CFA_def_cfa_expression:
 			skip_block(c);
