@@ -10,10 +10,10 @@
  * all signals blocked; its buffers are one mapping of its own, never the
  * heap it inspects; no allocator lock is held while it waits (poll and
  * send come after the cache walk that read the answer).  It wakes every
- * 2 s to see that its fds are still its own (a program may close them).  Two reads do
- * reach the heap: alloc_calls and free_calls sort their sites with glibc's
- * qsort, which mallocs a merge buffer for more than 1 KiB of them (glibc
- * before 2.37) inside the agent's cache walk.
+ * 2 s to see that its fds are still its own (a program may close them).  No
+ * read reaches the heap: alloc_calls and free_calls sum their sites in a
+ * mapping of their own and heap-sort them in place (slab_track.c), since
+ * glibc's qsort mallocs a merge buffer.
  *
  * Started where a thread may be made (the constructor when SLUB_OPTIONS
  * names it, slub_setup(), a forked child's handler), it listens once the
