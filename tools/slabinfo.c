@@ -535,5 +535,7 @@ int main(int argc, char **argv)
 		slabinfo_output(&set, &o);
 	}
 	fflush(stdout);
+	if (pid && live_source_hung_up(&src))
+		return 1;
 	return set.errors ? 1 : 0;
 }

@@ -22,6 +22,11 @@
  * parent's sockets (they stay: the parent still listens) and starts the
  * child's own.  The socket is removed at exit; one left by a killed
  * process is removed by the next agent to start in that directory.
+ *
+ * Who is answered: the peer's uid (SO_PEERCRED at accept) must be our
+ * effective uid or root, and is checked again before each request against
+ * the euid then in force, so that a program changing its euid never
+ * answers a connection its new identity would refuse.
  */
 #define _GNU_SOURCE
 #include "agent/agent.h"
@@ -52,6 +57,7 @@
 struct agent_client {
 	int fd;				/* -1: a free slot */
 	ino_t ino;			/* its socket's, to know it is still ours */
+	uid_t uid;			/* its peer's, from SO_PEERCRED at accept */
 	size_t len;			/* bytes in @in */
 	char in[AGENT_REQUEST_MAX + AGENT_WRITE_MAX];
 };
@@ -242,7 +248,18 @@ static void drop(struct agent_client *c)
 	c->len = 0;
 }
 
-/* Only the owner's uid and root: the attributes steer the process. */
+/*
+ * Only the process's effective uid and root: the attributes steer the
+ * process.  Asked again at each request, of the euid then in force: a
+ * program that changes its euid (a daemon dropping root, a set-user-ID
+ * one switching back and forth) answers a connection only while the
+ * connection's uid is its euid or root.
+ */
+static bool may_ask(uid_t uid)
+{
+	return uid == geteuid() || uid == 0;
+}
+
 static void accept_client(int lfd)
 {
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -250,8 +267,7 @@ static void accept_client(int lfd)
 		return;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
-	    (cred.uid != geteuid() && cred.uid != 0)) {
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || !may_ask(cred.uid)) {
 		close(fd);
 		return;
 	}
@@ -262,6 +278,7 @@ static void accept_client(int lfd)
 		if (agent_mem->clients[i].fd < 0) {
 			agent_mem->clients[i].fd = fd;
 			agent_mem->clients[i].ino = ino_of(fd);
+			agent_mem->clients[i].uid = cred.uid;
 			agent_mem->clients[i].len = 0;
 			return;
 		}
@@ -284,6 +301,10 @@ static void client_input(struct agent_client *c)
 		if (!nl) {
 			if (c->len >= AGENT_REQUEST_MAX)
 				drop(c);	/* no request is that long */
+			return;
+		}
+		if (!may_ask(c->uid)) {
+			drop(c);	/* the euid changed since the accept */
 			return;
 		}
 		size_t line_len = (size_t)(nl - c->in) + 1, payload_len = 0;
@@ -323,22 +344,30 @@ static void sleep_ms(unsigned int ms)
 		;
 }
 
-/* The listening socket; -errno. */
-static int agent_listen(void)
+/* The listening socket; -errno, and what was wrong in @why. */
+static int agent_listen(char *why, size_t why_len)
 {
 	char dir[AGENT_PATH_MAX];
-	int err = agent_socket_dir(dir, sizeof(dir));
-	if (err)
+	int err = agent_socket_dir(dir, sizeof(dir), why, why_len);
+	if (err == -EPERM)
 		return err;
+	if (err) {
+		snprintf(why, why_len, "%s: %s", dir, strerror(-err));
+		return err;
+	}
 	agent_clean_stale(dir);
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	/* agent_socket_dir() left room for the name. */
 	if (snprintf(sun.sun_path, sizeof(sun.sun_path), "%.80s/%d.sock", dir, (int)getpid()) >=
-	    (int)sizeof(sun.sun_path))
+	    (int)sizeof(sun.sun_path)) {
+		snprintf(why, why_len, "%s: %s", dir, strerror(ENAMETOOLONG));
 		return -ENAMETOOLONG;
+	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
+	if (fd < 0) {
+		snprintf(why, why_len, "socket: %s", strerror(errno));
 		return -errno;
+	}
 	/* Our pid's name: left by this process before an exec, or by a dead one. */
 	int r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	if (r && errno == EADDRINUSE) {
@@ -356,6 +385,7 @@ static int agent_listen(void)
 	return 0;
 fail:
 	err = -errno;
+	snprintf(why, why_len, "%s: %s", sun.sun_path, strerror(-err));
 	close(fd);
 	return err;
 }
@@ -369,10 +399,10 @@ static void *agent_main(void *arg)
 	/* SLUB_OPTIONS, applied at start-up after slub_setup(), may have turned it off. */
 	if (!slub_agent_wanted())
 		return NULL;
-	int err = agent_listen();
-	if (err) {
+	char why[AGENT_PATH_MAX + 96];
+	if (agent_listen(why, sizeof(why))) {
 		slub_warn("slub_agent: no socket (%s); slabinfo -p and slubfs cannot see this process",
-			  strerror(-err));
+			  why);
 		return NULL;
 	}
 	int lfd = agent_listen_fd;
