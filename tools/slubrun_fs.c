@@ -50,6 +50,18 @@ static const char *find_slubfs(char *buf, size_t len)
 	return "slubfs";
 }
 
+/*
+ * In a helper's child (slubfs, fusermount3), before its exec: slubrun's
+ * environment carries the program's LD_PRELOAD and SLUB_OPTIONS, which
+ * would give each helper libslub and an agent of its own (a socket each,
+ * one left behind by a killed fusermount3).  Ours run without either.
+ */
+static void helper_env(void)
+{
+	unsetenv("LD_PRELOAD");
+	unsetenv("SLUB_OPTIONS");
+}
+
 /* A mount point: another device than its parent's. */
 static bool mounted(const char *path)
 {
@@ -100,6 +112,7 @@ void slubrun_fs_mount(struct slubrun_fs *fs, pid_t pid)
 		/* Not the program's: the terminal's ^C is for the program, slubfs ends with it. */
 		signal(SIGINT, SIG_IGN);
 		signal(SIGQUIT, SIG_IGN);
+		helper_env();
 		execlp(slubfs, "slubfs", "-f", pidtext, fs->path, (char *)NULL);
 		fprintf(stderr, "slubrun: --fs: cannot run %s: %s\n", slubfs, strerror(errno));
 		_exit(127);
@@ -138,6 +151,7 @@ void slubrun_fs_unmount(struct slubrun_fs *fs)
 	if (mounted(fs->path)) {	/* still: take it away */
 		pid_t p = fork();
 		if (p == 0) {
+			helper_env();
 			execlp("fusermount3", "fusermount3", "-uz", fs->path, (char *)NULL);
 			_exit(127);
 		}
