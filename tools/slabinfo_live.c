@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,11 +63,16 @@ static ssize_t live_read(void *ctx, const char *cache, const char *attr, char *b
 	return (ssize_t)n;
 }
 
+/* A write's status; for validate, the problems the process reported (its answer's number). */
 static int live_write(void *ctx, const char *cache, const char *attr, const char *val)
 {
 	char req[3 * SLABINFO_NAME_MAX + 32], *body;
 	snprintf(req, sizeof(req), "write\t%s\t%s\t%zu", cache, attr, strlen(val));
 	int st = live_call(ctx, req, val, &body);
+	if (!st && body && !strcmp(attr, "validate")) {
+		unsigned long n = strtoul(body, NULL, 10);
+		st = n > INT_MAX ? INT_MAX : (int)n;
+	}
 	free(body);
 	return st;
 }

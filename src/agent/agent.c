@@ -204,14 +204,21 @@ static bool answer(int fd, char *line, const char *payload, size_t payload_len)
 		}
 	} else if ((n == 3 && !strcmp(f[0], "read")) || (n == 4 && !strcmp(f[0], "write"))) {
 		struct attr_op op = { f[1], f[2], payload, payload_len, &o, -ENOENT };
+		unsigned long errors = slub_errors();
 		/* Ready the unwinder outside the walk: it may allocate. */
 		if (payload && !strcmp(op.attr, "store_user") && payload_len && payload[0] == '1')
 			stack_trace_prime();
 		slub_for_each_cache(do_attr, &op);
-		if (op.ret < 0)
+		if (op.ret < 0) {
 			status = op.ret;
-		else if (!payload)
+		} else if (!payload) {
 			o.len = (size_t)op.ret;
+		} else if (!strcmp(op.attr, "validate")) {
+			/* What it found goes to the process's reports: the tool gets the count. */
+			char count[24];
+			snprintf(count, sizeof(count), "%lu\n", slub_errors() - errors);
+			put(&o, count);
+		}
 	} else {
 		status = -EINVAL;
 	}

@@ -20,7 +20,9 @@
  *   read\tCACHE\tATTR         the attribute's text, as the kernel's file
  *   write\tCACHE\tATTR\tLEN   then LEN bytes: written as `echo` would
  * CACHE is a cache's id (its directory), its name or an alias.  The answer
- * to each request is "STATUS\tLEN\n" and LEN bytes, STATUS 0 or -errno
+ * to each request is "STATUS\tLEN\n" and LEN bytes (none after an error;
+ * after a write of validate, the number of problems reported while it
+ * ran, and a newline), STATUS 0 or -errno
  * (-ENOENT no such cache or attribute, -EPERM read-only, -EINVAL refused,
  * -ENOSPC too long for the agent's buffer).  A connection may carry any
  * number of requests, one at a time.

@@ -5,6 +5,8 @@
  * each answered on stdout in one line:
  *   attr CACHE ATTR   the attribute as slub_attr_read gives it (newlines as '|')
  *   alloc N / free    N more objects in agent_t_plain / all of them freed
+ *   corrupt           a byte written just past agent_t_plain's first object
+ *                     (its red zone, when slub_debug gives it Z)
  *   quit              exit (so does the end of stdin)
  * Run with SLUB_OPTIONS=slub_agent; it prints "ready PID" first.
  */
@@ -47,6 +49,9 @@ int main(void)
 		} else if (!strcmp(line, "free\n")) {
 			while (nr)
 				kmem_cache_free(plain, objs[--nr]);
+			printf("ok\n");
+		} else if (!strcmp(line, "corrupt\n")) {
+			((volatile char *)objs[0])[200] = 0x5a;
 			printf("ok\n");
 		} else if (!strcmp(line, "quit\n")) {
 			break;

@@ -4,7 +4,8 @@
 # (tests/tools/agent_target.c, with slub_agent): the table, -a, --json
 # give the figures the attribute API gives in the process; -s shrinks it;
 # --watch shows a change and ends with the process; a SIGKILLed process's
-# socket is found stale and removed, and named where it was; a process
+# socket is found stale and removed, and named where it was; -v validates
+# the debug caches and counts what it found; a process
 # without the agent is named, and one just started is waited for.  What
 # is not the process's agent gets nothing: a socket another pid listens
 # on, one in a directory others may write to or own; an agent whose
@@ -81,6 +82,23 @@ sleep 0.2
 st=0; "$slabinfo" -p "$pid" >out.txt 2>&1 || st=$?
 [ "$st" = 1 ] && grep -q "has no libslub agent: run it with SLUB_OPTIONS=slub_agent" out.txt ||
   fail "-p without the agent: status $st, $(cat out.txt)"
+quit
+
+# -v under slub_debug: the debug caches validated and a corrupted red zone
+# counted; kmem_cache, without debug flags, skipped rather than failed.
+start "slub_agent slub_debug=FZ slub_report_file=$work/reports.txt"
+wait_socket "$pid"
+st=0; "$slabinfo" -p "$pid" -v >out.txt 2>&1 || st=$?
+[ "$st" = 0 ] && grep -q '^Validated [0-9]* caches: no problems found$' out.txt &&
+  grep -q '^Skipped 1 without debug flags (validate needs slub_debug): kmem_cache$' out.txt ||
+  fail "-v under slub_debug=FZ: status $st, $(cat out.txt)"
+cmd corrupt
+st=0; "$slabinfo" -p "$pid" -v agent_t_plain >out.txt 2>&1 || st=$?
+[ "$st" = 0 ] && grep -Eq '^agent_t_plain: [1-9][0-9]* problems? found$' out.txt &&
+  grep -Eq '^Validated 1 cache: [1-9][0-9]* problems? found, reported by the process' out.txt ||
+  fail "-v on a corrupted red zone: status $st, $(cat out.txt)"
+grep -q 'BUG agent_t_plain (Not tainted): Right Redzone overwritten' reports.txt ||
+  fail "-v: the process reported $(head -3 reports.txt)"
 quit
 
 # The README's recipe: the process just forked, not even exec'd yet, when
