@@ -373,9 +373,7 @@ static void unsafe_directory_refused(void)
 		CHECK_EQ(agent_listens_in(xdg, nobody), 0);
 		chmod(base_dir, 0700);
 	}
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", xdg);
-	CHECK_EQ(system(cmd), 0);
+	CHECK(remove_tree(xdg));
 }
 
 /* A forked child has its own agent; the parent's goes on; a killed one's socket is cleaned. */
@@ -683,9 +681,6 @@ int main(int argc, char **argv)
 	close(agent_fd);
 	RUN(closed_fd_ends_the_agent);
 	/* The socket itself goes at exit (fork_has_own_agent saw a child's go). */
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", base);
-	if (system(cmd))
-		fprintf(stderr, "test_agent: could not remove %s\n", base);
+	remove_tree(base);
 	return check_done();
 }

@@ -194,9 +194,6 @@ int main(void)
 	RUN(other_listener_gets_nothing);
 	RUN(unsafe_directory_refused);
 	RUN(stale_socket_named_where_it_was);
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", base);
-	if (system(cmd))
-		fprintf(stderr, "test_agent_client: could not remove %s\n", base);
+	remove_tree(base);
 	return check_done();
 }
