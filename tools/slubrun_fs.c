@@ -2,8 +2,8 @@
 /*
  * slubrun_fs.c - slubrun --fs[=DIR]: mount the program's live tree with
  * slubfs (found beside slubrun, else on PATH) at DIR, by default the
- * directory of its agent's socket plus its pid ($XDG_RUNTIME_DIR/slub/PID
- * or /run/slub/PID).  slubfs unmounts by itself when the program's agent
+ * directory of its agent's socket plus its pid ($XDG_RUNTIME_DIR/slub/PID,
+ * else /run/slub/PID for root, /tmp/slub-UID/PID for others).  slubfs unmounts by itself when the program's agent
  * hangs up; slubrun then waits for it, and unmounts (fusermount3 -uz) and
  * removes the directory it made should anything be left.
  */
