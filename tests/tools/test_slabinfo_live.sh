@@ -92,13 +92,17 @@ st=0; "$slabinfo" -p "$pid" -v >out.txt 2>&1 || st=$?
 [ "$st" = 0 ] && grep -q '^Validated [0-9]* caches: no problems found$' out.txt &&
   grep -q '^Skipped 1 without debug flags (validate needs slub_debug): kmem_cache$' out.txt ||
   fail "-v under slub_debug=FZ: status $st, $(cat out.txt)"
-cmd corrupt
-st=0; "$slabinfo" -p "$pid" -v agent_t_plain >out.txt 2>&1 || st=$?
-[ "$st" = 0 ] && grep -Eq '^agent_t_plain: [1-9][0-9]* problems? found$' out.txt &&
-  grep -Eq '^Validated 1 cache: [1-9][0-9]* problems? found, reported by the process' out.txt ||
-  fail "-v on a corrupted red zone: status $st, $(cat out.txt)"
-grep -q 'BUG agent_t_plain (Not tainted): Right Redzone overwritten' reports.txt ||
-  fail "-v: the process reported $(head -3 reports.txt)"
+echo corrupt >&3; read -r -u 4 said
+if [ "$said" = ok ]; then
+  st=0; "$slabinfo" -p "$pid" -v agent_t_plain >out.txt 2>&1 || st=$?
+  [ "$st" = 0 ] && grep -Eq '^agent_t_plain: [1-9][0-9]* problems? found$' out.txt &&
+    grep -Eq '^Validated 1 cache: [1-9][0-9]* problems? found, reported by the process' out.txt ||
+    fail "-v on a corrupted red zone: status $st, $(cat out.txt)"
+  grep -q 'BUG agent_t_plain (Not tainted): Right Redzone overwritten' reports.txt ||
+    fail "-v: the process reported $(head -3 reports.txt)"
+else
+  echo "$name: note: the corrupted red zone not tried ($said: TSan)"
+fi
 quit
 
 # The README's recipe: the process just forked, not even exec'd yet, when
