@@ -74,7 +74,7 @@ static bool mounted(const char *path)
 void slubrun_fs_mount(struct slubrun_fs *fs, pid_t pid)
 {
 	char dir[AGENT_PATH_MAX], sock[AGENT_PATH_MAX + 32], why[AGENT_PATH_MAX + 96];
-	int err = agent_socket_dir(dir, sizeof(dir), why, sizeof(why));
+	int err = agent_socket_dir(dir, sizeof(dir), true, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "slubrun: --fs: no directory for the agent's socket: %s\n",
 			err == -EPERM ? why : strerror(-err));

@@ -74,6 +74,7 @@ static int agent_listen_fd = -1;
 static char agent_path[AGENT_PATH_MAX];	/* set before the fd, under agent_lock's start */
 static struct agent_mem *agent_mem;
 static ino_t agent_listen_ino;
+static bool agent_exiting;		/* set by agent_at_exit before it looks */
 
 bool slub_agent_wanted(void)
 {
@@ -355,7 +356,7 @@ static void sleep_ms(unsigned int ms)
 static int agent_listen(char *why, size_t why_len)
 {
 	char dir[AGENT_PATH_MAX];
-	int err = agent_socket_dir(dir, sizeof(dir), why, why_len);
+	int err = agent_socket_dir(dir, sizeof(dir), true, why, why_len);
 	if (err == -EPERM)
 		return err;
 	if (err) {
@@ -383,6 +384,13 @@ static int agent_listen(char *why, size_t why_len)
 	}
 	if (r)
 		goto fail;
+	/* The process is exiting (agent_at_exit): the name would outlive it. */
+	if (__atomic_load_n(&agent_exiting, __ATOMIC_SEQ_CST)) {
+		unlink(sun.sun_path);
+		close(fd);
+		snprintf(why, why_len, "the process is exiting");
+		return -ECANCELED;
+	}
 	chmod(sun.sun_path, 0600);
 	if (listen(fd, AGENT_CLIENTS))
 		goto fail;
@@ -512,9 +520,28 @@ void slub_agent_fork_child(void)
 		slub_agent_start();
 }
 
-/* At exit the socket goes; the thread may still be answering meanwhile, as any thread runs on. */
+/*
+ * At exit the socket goes; the thread may still be answering meanwhile, as
+ * any thread runs on.  One not listening yet may be binding now (it sees
+ * agent_exiting after its bind, or its bind came first and the name is
+ * removed here), and a name of our pid may be left by this process's image
+ * before an exec (a forked shell's agent, then the program it became,
+ * gone before its own agent listened): removed too.
+ */
 __attribute__((destructor)) static void agent_at_exit(void)
 {
-	if (agent_pid == getpid() && __atomic_load_n(&agent_listen_fd, __ATOMIC_ACQUIRE) >= 0)
+	if (agent_pid != getpid())
+		return;
+	__atomic_store_n(&agent_exiting, true, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&agent_listen_fd, __ATOMIC_SEQ_CST) >= 0) {
 		unlink(agent_path);
+		return;
+	}
+	char dir[AGENT_PATH_MAX], path[AGENT_PATH_MAX + 16];
+	struct stat st;
+	if (agent_socket_dir(dir, sizeof(dir), false, NULL, 0))
+		return;
+	snprintf(path, sizeof(path), "%.*s/%d.sock", AGENT_PATH_MAX - 1, dir, (int)getpid());
+	if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
+		unlink(path);
 }

@@ -52,10 +52,10 @@ int agent_dir_open(const char *path, uid_t owner, char *why, size_t why_len)
 	return -EPERM;
 }
 
-/* @path made 0700 if missing (its parent must exist), then checked as ours. */
-static int private_dir(const char *path, char *why, size_t why_len)
+/* @path made 0700 if missing and @make (its parent must exist), then checked as ours. */
+static int private_dir(const char *path, bool make, char *why, size_t why_len)
 {
-	if (mkdir(path, 0700) && errno != EEXIST)
+	if (make && mkdir(path, 0700) && errno != EEXIST)
 		return -errno;
 	int fd = agent_dir_open(path, geteuid(), why, why_len);
 	if (fd < 0)
@@ -65,24 +65,25 @@ static int private_dir(const char *path, char *why, size_t why_len)
 }
 
 static int choose(char *buf, size_t len, const char *fmt, const char *a, unsigned long b,
-		  char *why, size_t why_len)
+		  bool make, char *why, size_t why_len)
 {
 	int n = snprintf(buf, len, fmt, a, b);
 	/* Room for "/<pid>.sock" within sun_path (agent.c cuts at 80). */
 	if (n < 0 || (size_t)n >= len || n > 80)
 		return -ENAMETOOLONG;
-	return private_dir(buf, why, why_len);
+	return private_dir(buf, make, why, why_len);
 }
 
-int agent_socket_dir(char *buf, size_t len, char *why, size_t why_len)
+int agent_socket_dir(char *buf, size_t len, bool make, char *why, size_t why_len)
 {
 	const char *xdg = secure_getenv("XDG_RUNTIME_DIR");
 	if (xdg && *xdg)
-		return choose(buf, len, "%s/slub", xdg, 0, why, why_len);
+		return choose(buf, len, "%s/slub", xdg, 0, make, why, why_len);
 	/* /run/slub is root's alone: a directory others share is no place for a socket. */
-	if (geteuid() == 0 && !choose(buf, len, "%s", "/run/slub", 0, why, why_len))
+	if (geteuid() == 0 && !choose(buf, len, "%s", "/run/slub", 0, make, why, why_len))
 		return 0;
-	return choose(buf, len, "/tmp/slub-%s%lu", "", (unsigned long)geteuid(), why, why_len);
+	return choose(buf, len, "/tmp/slub-%s%lu", "", (unsigned long)geteuid(), make, why,
+		      why_len);
 }
 
 int agent_socket_dirs(uid_t uid, char dirs[][AGENT_PATH_MAX])

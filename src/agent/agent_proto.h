@@ -50,11 +50,11 @@ int agent_dir_open(const char *path, uid_t owner, char *why, size_t why_len);
 
 /*
  * The directory this process's socket goes in, made (0700) if missing and
- * checked as agent_dir_open() does for our effective uid: 0 or -errno, and
- * @buf names it either way (@why says what is wrong on -EPERM).  Never
- * allocates.
+ * @make, and checked as agent_dir_open() does for our effective uid: 0 or
+ * -errno, and @buf names it either way (@why says what is wrong on -EPERM).
+ * Never allocates.
  */
-int agent_socket_dir(char *buf, size_t len, char *why, size_t why_len);
+int agent_socket_dir(char *buf, size_t len, bool make, char *why, size_t why_len);
 
 /*
  * Where the agent of a process of uid @uid may have put its socket, its

@@ -457,6 +457,36 @@ static void fork_has_own_agent(void)
 	close(to_child[0]); close(to_child[1]); close(from_child[0]); close(from_child[1]);
 }
 
+/*
+ * A forked child's agent listens, then the child execs a program that
+ * ends before its own agent could listen (a shell's `$(seq 600)`): the
+ * name of its pid goes with it, not left behind.
+ */
+static void exec_then_quick_exit_leaves_nothing(void)
+{
+	if (UNDER_TSAN) {
+		fprintf(stderr, "   (skipped: TSan does not support threads started after a fork)\n");
+		return;
+	}
+	char childs[AGENT_PATH_MAX];
+	pid_t pid = fork();
+	if (pid == 0) {
+		char path[AGENT_PATH_MAX];
+		sock_path(getpid(), path, sizeof(path));
+		for (int i = 0; i < 3000 && !exists(path); i++)
+			usleep(10000);
+		setenv("SLUB_OPTIONS", "slub_agent", 1);
+		execl("/proc/self/exe", "test_agent", "--exit-at-once", (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	sock_path(pid, childs, sizeof(childs));
+	CHECK(!exists(childs));
+	unlink(childs);
+}
+
 /* ---- 8 threads allocating while the tree is read in a loop ------------------------ */
 
 static bool stop;
@@ -639,6 +669,8 @@ static int run_no_agent(void)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--exit-at-once"))
+		return 0;	/* its agent started (SLUB_OPTIONS), the allocator never */
 	if (argc == 4 && !strcmp(argv[1], "--dir-check"))
 		return run_dir_check(argv[2], argv[3]);
 	char base[] = "/tmp/test_agent-XXXXXX";
@@ -683,6 +715,7 @@ int main(int argc, char **argv)
 	RUN(euid_checked_at_each_request);
 	RUN(unsafe_directory_refused);
 	RUN(fork_has_own_agent);
+	RUN(exec_then_quick_exit_leaves_nothing);
 	RUN(readers_beside_8_allocators);
 	close(agent_fd);
 	RUN(closed_fd_ends_the_agent);
