@@ -7,6 +7,7 @@
 #ifndef SLUB_TEST_CHECK_H
 #define SLUB_TEST_CHECK_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -475,6 +476,17 @@ static inline void check_racing_frees(void *(*make)(void), void (*free_fn)(void 
 	race_config = (struct race_pair){ .make = make, .a = free_fn, .b = size_of,
 					  .rounds = rounds };
 	CHECK_EQ(child_quiet(race_frees_and_sizes), 0);
+}
+
+/* A test's temporary directory and all in it removed; false (said on stderr) if not. */
+static inline bool remove_tree(const char *path)
+{
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	if (system(cmd) == 0)
+		return true;
+	fprintf(stderr, "could not remove %s\n", path);
+	return false;
 }
 
 #endif

@@ -502,6 +502,7 @@ int main(int argc, char **argv)
 		.page_size = (unsigned long)sysconf(_SC_PAGESIZE),
 		.read = src.read, .write = src.write, .ctx = src.ctx,
 		.out = { stdout_write, NULL },
+		.counts_problems = pid != 0,	/* the agent answers validate with a count */
 	};
 	if (src.load(&src, &set, &re))
 		return 1;
@@ -535,5 +536,7 @@ int main(int argc, char **argv)
 		slabinfo_output(&set, &o);
 	}
 	fflush(stdout);
+	if (pid && live_source_hung_up(&src))
+		return 1;
 	return set.errors ? 1 : 0;
 }

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,8 @@
 struct live {
 	int fd;
 	pid_t pid;
-	bool gone;
+	bool gone;		/* the connection broke, or was given up: nothing more is asked */
+	bool broken;		/* given up: an answer outside the protocol */
 	char what[32];
 };
 
@@ -27,8 +29,16 @@ struct live {
 static int live_call(struct live *l, const char *req, const char *payload, char **body)
 {
 	size_t len;
+	*body = NULL;
+	if (l->gone)
+		return -ECONNRESET;
 	int st = agent_call(l->fd, req, payload, payload ? strlen(payload) : 0, body, &len);
-	if (st == -ECONNRESET)
+	if (st == -EPROTO && !l->broken) {
+		fprintf(stderr, "slabinfo: %s: its agent's answer is not the protocol's: not read "
+			"further\n", l->what);
+		l->broken = true;
+	}
+	if (st == -ECONNRESET || st == -EPROTO)
 		l->gone = true;
 	return st;
 }
@@ -53,11 +63,16 @@ static ssize_t live_read(void *ctx, const char *cache, const char *attr, char *b
 	return (ssize_t)n;
 }
 
+/* A write's status; for validate, the problems the process reported (its answer's number). */
 static int live_write(void *ctx, const char *cache, const char *attr, const char *val)
 {
 	char req[3 * SLABINFO_NAME_MAX + 32], *body;
 	snprintf(req, sizeof(req), "write\t%s\t%s\t%zu", cache, attr, strlen(val));
 	int st = live_call(ctx, req, val, &body);
+	if (!st && body && !strcmp(attr, "validate")) {
+		unsigned long n = strtoul(body, NULL, 10);
+		st = n > INT_MAX ? INT_MAX : (int)n;
+	}
 	free(body);
 	return st;
 }
@@ -73,8 +88,9 @@ static int live_load(struct source *src, struct slabinfo_set *set, const regex_t
 	char *list;
 	int st = live_call(l, "caches", NULL, &list);
 	if (st) {
-		fprintf(stderr, "slabinfo: %s: %s\n", l->what,
-			l->gone ? "the process exited" : strerror(-st));
+		if (!l->broken)
+			fprintf(stderr, "slabinfo: %s: %s\n", l->what, l->gone ?
+				"its agent hung up (the process exited or exec'd)" : strerror(-st));
 		free(list);
 		return -1;
 	}
@@ -122,22 +138,12 @@ static size_t live_attr_names(struct source *src, const char *cache, char ***nam
 int live_source_open(struct source *src, pid_t pid)
 {
 	static struct live l;
-	char path[128];
+	char path[128] = "";
 	l.pid = pid;
 	snprintf(l.what, sizeof(l.what), "pid %d", (int)pid);
-	l.fd = agent_connect(pid, path, sizeof(path));
+	l.fd = agent_connect_wait(pid, path, sizeof(path));
 	if (l.fd < 0) {
-		if (l.fd == -ESRCH)
-			fprintf(stderr, "slabinfo: pid %d: no such process (its stale socket %s "
-				"is removed)\n", (int)pid, path);
-		else if (l.fd == -ENOENT && kill(pid, 0) && errno == ESRCH)
-			fprintf(stderr, "slabinfo: pid %d: no such process\n", (int)pid);
-		else if (l.fd == -ENOENT)
-			fprintf(stderr, "slabinfo: pid %d has no libslub agent: run it with "
-				"SLUB_OPTIONS=slub_agent (or slubrun --fs)\n", (int)pid);
-		else
-			fprintf(stderr, "slabinfo: pid %d: cannot reach its agent at %s: %s\n",
-				(int)pid, path, strerror(-l.fd));
+		agent_explain("slabinfo", pid, l.fd, path);
 		return 1;
 	}
 	*src = (struct source){ l.what, &l, live_read, live_write, live_load, live_attr_names };
@@ -147,6 +153,15 @@ int live_source_open(struct source *src, pid_t pid)
 bool live_source_gone(const struct source *src)
 {
 	return ((const struct live *)src->ctx)->gone;
+}
+
+bool live_source_hung_up(const struct source *src)
+{
+	const struct live *l = src->ctx;
+	if (l->gone && !l->broken)
+		fprintf(stderr, "slabinfo: %s: its agent hung up before all was read (the process "
+			"exited or exec'd)\n", l->what);
+	return l->gone;
 }
 
 /* ---- --watch ---------------------------------------------------------------------- */

@@ -348,21 +348,6 @@ static int load_attrs(void)
 	return 0;
 }
 
-/* Running, not a zombie: /proc/PID/stat's state after the command's ')'. */
-static bool process_running(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
-}
-
 /*
  * An exec keeps the pid: the new image, the agent on in its environment,
  * listens again at the same path.  Up to 5 s for it; the lists are read
@@ -370,7 +355,7 @@ static bool process_running(pid_t pid)
  */
 static bool reconnect(void)
 {
-	for (int waited = 0; waited < 5000 && process_running(fs.pid); waited += 20) {
+	for (int waited = 0; waited < 5000 && agent_process_running(fs.pid); waited += 20) {
 		int fd = agent_connect(fs.pid, NULL, 0);
 		if (fd >= 0) {
 			pthread_mutex_lock(&fs.lock);
@@ -526,16 +511,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "slubfs: %s: %s\n", mnt, strerror(errno));
 		return 1;
 	}
-	char path[128];
+	char path[128] = "";
 	fs.pid = (pid_t)pid;
-	fs.fd = agent_connect(fs.pid, path, sizeof(path));
+	fs.fd = agent_connect_wait(fs.pid, path, sizeof(path));
 	if (fs.fd < 0) {
-		if (fs.fd == -ENOENT || fs.fd == -ESRCH)
-			fprintf(stderr, "slubfs: pid %ld: %s\n", pid, fs.fd == -ESRCH ? "no such process" :
-				"no libslub agent (run it with SLUB_OPTIONS=slub_agent)");
-		else
-			fprintf(stderr, "slubfs: pid %ld: cannot reach its agent at %s: %s\n", pid,
-				path, strerror(-fs.fd));
+		agent_explain("slubfs", fs.pid, fs.fd, path);
 		return 1;
 	}
 	if (load_attrs() || refresh(0)) {

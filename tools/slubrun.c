@@ -20,6 +20,7 @@
  * slubrun itself runs on glibc's malloc; only the program is preloaded.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,8 +52,9 @@ static void usage(FILE *out)
 		"  --stats=counters  each cache's statistics counters after the table (a\n"
 		"                    -DSLUB_STATS=ON build); words combine: --stats=all,counters\n"
 		"  --fs[=DIR]        the program's caches, live, as a /sys/kernel/slab tree\n"
-		"                    mounted at DIR (slubfs; default $XDG_RUNTIME_DIR/slub/PID\n"
-		"                    or /run/slub/PID) while it runs, with its agent on\n"
+		"                    mounted at DIR (slubfs; default $XDG_RUNTIME_DIR/slub/PID,\n"
+		"                    else /run/slub/PID for root, /tmp/slub-UID/PID for\n"
+		"                    others) while it runs, with its agent on\n"
 		"                    (slub_agent=1: slabinfo -p PID reads it too)\n"
 		"  --abort-on-error  an error report (a bad free, a corrupted heap) prints the\n"
 		"                    stack and aborts the program (SIGABRT, status 134), as\n"
@@ -69,10 +72,11 @@ static void usage(FILE *out)
 		"  --version         slubrun's version and the library it preloads\n"
 		"  --help            this text\n"
 		"Exit status: PROGRAM's, or 128+N if signal N ended it; 126/127 if it could\n"
-		"not be run.  A program that cannot load the library (statically linked;\n"
-		"set-user-ID, set-group-ID or with file capabilities, where the loader\n"
-		"ignores LD_PRELOAD; for a #! script, its interpreter) is still run, after\n"
-		"one line on stderr saying so: it runs on its own malloc.\n"
+		"not be run; 2 for a bad option or value (the library checks --debug and\n"
+		"--options: nothing runs then).  A program that cannot load the library\n"
+		"(statically linked; set-user-ID, set-group-ID or with file capabilities,\n"
+		"where the loader ignores LD_PRELOAD; for a #! script, its interpreter) is\n"
+		"still run, after one line on stderr saying so: it runs on its own malloc.\n"
 		"The library is looked up beside slubrun (build tree) and in %s;\n"
 		"SLUBRUN_LIBRARY=path overrides.\n", SLUBRUN_LIBDIR_REL);
 }
@@ -184,6 +188,31 @@ static bool sets_debug(const char *s)
 	return false;
 }
 
+/*
+ * @flags with U in each block's letters, for the leak check: "FZ,conn;P"
+ * gives "FZU,conn;PU" (U after the cache names would name another cache);
+ * a block of names alone (",conn", which means FZPU) and one with U stay
+ * as they are; "-" (none) and "" give "U".
+ */
+static void add_u(const char *flags, char *out, size_t size)
+{
+	size_t o = 0;
+	for (const char *p = flags;;) {
+		int block = (int)strcspn(p, ";"), letters = (int)strcspn(p, ",;");
+		bool has_u = memchr(p, 'u', (size_t)letters) || memchr(p, 'U', (size_t)letters);
+		if ((block && !letters) || has_u)
+			o += (size_t)snprintf(out + o, o < size ? size - o : 0, "%.*s", block, p);
+		else if (block || p == flags)
+			o += (size_t)snprintf(out + o, o < size ? size - o : 0, "%.*sU%.*s",
+					      letters == 1 && *p == '-' ? 0 : letters, p,
+					      block - letters, p + letters);
+		if (!p[block])
+			return;
+		o += (size_t)snprintf(out + o, o < size ? size - o : 0, ";");
+		p += block + 1;
+	}
+}
+
 static void add_debug(const char *flags, bool leaks, const char *options)
 {
 	char opt[256];
@@ -195,9 +224,9 @@ static void add_debug(const char *flags, bool leaks, const char *options)
 	}
 	if (!flags)
 		flags = "";
-	bool has_u = strchr(flags, 'U') || strchr(flags, 'u');
-	snprintf(opt, sizeof(opt), "slub_debug=%s%s", !strcmp(flags, "-") && leaks ? "" : flags,
-		 leaks && !has_u ? "U" : "");
+	int n = snprintf(opt, sizeof(opt), "slub_debug=%s", leaks ? "" : flags);
+	if (leaks)
+		add_u(flags, opt + n, sizeof(opt) - (size_t)n);
 	add_option(opt);
 }
 
@@ -242,6 +271,98 @@ static void list_options(const char *lib)
 	int status;
 	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
 		printf("(The list could not be printed: %s did not start.)\n", lib);
+}
+
+/*
+ * Options given on the command line are checked by the library itself
+ * before anything runs (a bad one would otherwise be one warning in the
+ * program's stderr, and the program run without it): a preloaded copy of
+ * slubrun with SLUB_OPTIONS set to them starts the allocator and exits 1
+ * if it reported anything.
+ */
+#define CHECKING_CHILD "--check-options-at-load"
+
+static int checking_child(void)
+{
+	void *volatile p = malloc(1);	/* the allocator starts, and reads SLUB_OPTIONS */
+	free(p);
+	unsigned long (*errors)(void) = (unsigned long (*)(void))dlsym(RTLD_DEFAULT, "slub_errors");
+	return errors ? errors() != 0 : 2;
+}
+
+/* "slub: SLUB_OPTIONS: why" lines of the checking child as "slubrun: @arg: why". */
+static void say_refused(const char *arg, char *text)
+{
+	static const char prefix[] = "slub: SLUB_OPTIONS: ";
+	bool said = false;
+	for (char *line = text, *nl; *line; line = nl) {
+		nl = strchrnul(line, '\n');
+		if (*nl)
+			*nl++ = 0;
+		if (!strncmp(line, prefix, sizeof(prefix) - 1))
+			line += sizeof(prefix) - 1;
+		fprintf(stderr, "slubrun: %s: %s\n", arg, line);
+		said = true;
+	}
+	if (!said)
+		fprintf(stderr, "slubrun: %s: refused by %s (its reports went to slub_report_file)\n",
+			arg, SLUBRUN_LIBNAME);
+	fprintf(stderr, "slubrun: nothing run: fix %s (slubrun --help lists the options)\n", arg);
+}
+
+/* False, after saying why, if the library refuses @opts (from argument @arg). */
+static bool options_accepted(const char *lib, const char *arg, const char *opts)
+{
+	int out[2];
+	if (!lib || !*opts || pipe2(out, O_CLOEXEC))
+		return true;	/* not checkable here: the program's start still reports */
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(out[1], STDERR_FILENO);
+		setenv("LD_PRELOAD", lib, 1);
+		setenv("SLUB_OPTIONS", opts, 1);
+		char *args[] = { "slubrun", CHECKING_CHILD, NULL };
+		execv("/proc/self/exe", args);
+		_exit(127);
+	}
+	close(out[1]);
+	char text[4096];
+	size_t n = 0;
+	ssize_t k;
+	while ((k = read(out[0], text + n, sizeof(text) - 1 - n)) > 0 ||
+	       (k < 0 && errno == EINTR))
+		n += k > 0 ? (size_t)k : 0;
+	text[n] = 0;
+	close(out[0]);
+	int status;
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 1)
+		return true;
+	say_refused(arg, text);
+	return false;
+}
+
+/* --fs=DIR: a directory there, or one slubrun can make (its parent is one). */
+static bool fs_dir_usable(const char *dir)
+{
+	struct stat st;
+	char parent[PATH_MAX];
+	if (!*dir) {
+		fprintf(stderr, "slubrun: --fs= needs a directory (or --fs alone for the default)\n");
+		return false;
+	}
+	if (!stat(dir, &st)) {
+		if (S_ISDIR(st.st_mode))
+			return true;
+		fprintf(stderr, "slubrun: --fs=%s: not a directory\n", dir);
+		return false;
+	}
+	snprintf(parent, sizeof(parent), "%s", dir);
+	if (errno == ENOENT && !stat(dirname(parent), &st) && S_ISDIR(st.st_mode))
+		return true;
+	fprintf(stderr, "slubrun: --fs=%s: %s\n", dir, strerror(errno == ENOENT ? ENOENT : errno));
+	return false;
 }
 
 enum stats_mode { STATS_NONE, STATS_PROGRAM, STATS_ALL };
@@ -398,12 +519,15 @@ static bool stats_words(const char *list, enum stats_mode *stats)
 
 int main(int argc, char **argv)
 {
-	const char *options = NULL, *debug = NULL, *fs = NULL;
+	static const char default_fs[] = "";
+	const char *options = NULL, *debug = NULL, *debug_arg = NULL, *fs = NULL;
 	enum stats_mode stats = STATS_NONE;
 	bool help = false, abort_on_error = false;
 	int i = 1;
 	if (argc == 2 && !strcmp(argv[1], LISTING_CHILD))
 		return 0;	/* the list is printed at load */
+	if (argc == 2 && !strcmp(argv[1], CHECKING_CHILD))
+		return checking_child();
 	for (; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			i++;
@@ -414,15 +538,17 @@ int main(int argc, char **argv)
 			if (!stats_words(argv[i] + 8, &stats))
 				return 2;
 		} else if (!strcmp(argv[i], "--fs")) {
-			fs = "";
+			fs = default_fs;
 		} else if (!strncmp(argv[i], "--fs=", 5)) {
 			fs = argv[i] + 5;
 		} else if (!strcmp(argv[i], "--abort-on-error")) {
 			abort_on_error = true;
 		} else if (!strcmp(argv[i], "--debug")) {
 			debug = "FZPU";
+			debug_arg = argv[i];
 		} else if (!strncmp(argv[i], "--debug=", 8)) {
 			debug = argv[i] + 8;
+			debug_arg = argv[i];
 		} else if (!strcmp(argv[i], "--leak-check")) {
 			leak_check = true;
 		} else if (!strcmp(argv[i], "--options")) {
@@ -458,6 +584,17 @@ int main(int argc, char **argv)
 	if (!lib && !help) {
 		fprintf(stderr, "slubrun: cannot find %s (set SLUBRUN_LIBRARY)\n", SLUBRUN_LIBNAME);
 		return 127;
+	}
+	/* A bad value on the command line is a usage error: nothing runs. */
+	if (!help) {
+		char debug_opt[300];
+		snprintf(debug_opt, sizeof(debug_opt), "slub_debug=%s", debug ? debug : "");
+		if (debug && !options_accepted(lib, debug_arg, debug_opt))
+			return 2;
+		if (options && !options_accepted(lib, "--options", options))
+			return 2;
+		if (fs && fs != default_fs && !fs_dir_usable(fs))
+			return 2;
 	}
 	if (lib)
 		join_env("LD_PRELOAD", lib, ":", getenv("LD_PRELOAD"));

@@ -2,8 +2,8 @@
 /*
  * slubrun_fs.c - slubrun --fs[=DIR]: mount the program's live tree with
  * slubfs (found beside slubrun, else on PATH) at DIR, by default the
- * directory of its agent's socket plus its pid ($XDG_RUNTIME_DIR/slub/PID
- * or /run/slub/PID).  slubfs unmounts by itself when the program's agent
+ * directory of its agent's socket plus its pid ($XDG_RUNTIME_DIR/slub/PID,
+ * else /run/slub/PID for root, /tmp/slub-UID/PID for others).  slubfs unmounts by itself when the program's agent
  * hangs up; slubrun then waits for it, and unmounts (fusermount3 -uz) and
  * removes the directory it made should anything be left.
  */
@@ -50,6 +50,18 @@ static const char *find_slubfs(char *buf, size_t len)
 	return "slubfs";
 }
 
+/*
+ * In a helper's child (slubfs, fusermount3), before its exec: slubrun's
+ * environment carries the program's LD_PRELOAD and SLUB_OPTIONS, which
+ * would give each helper libslub and an agent of its own (a socket each,
+ * one left behind by a killed fusermount3).  Ours run without either.
+ */
+static void helper_env(void)
+{
+	unsetenv("LD_PRELOAD");
+	unsetenv("SLUB_OPTIONS");
+}
+
 /* A mount point: another device than its parent's. */
 static bool mounted(const char *path)
 {
@@ -61,11 +73,11 @@ static bool mounted(const char *path)
 
 void slubrun_fs_mount(struct slubrun_fs *fs, pid_t pid)
 {
-	char dir[AGENT_PATH_MAX], sock[AGENT_PATH_MAX + 32];
-	int err = agent_socket_dir(dir, sizeof(dir));
+	char dir[AGENT_PATH_MAX], sock[AGENT_PATH_MAX + 32], why[AGENT_PATH_MAX + 96];
+	int err = agent_socket_dir(dir, sizeof(dir), true, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "slubrun: --fs: no directory for the agent's socket: %s\n",
-			strerror(-err));
+			err == -EPERM ? why : strerror(-err));
 		return;
 	}
 	if (*fs->dir)
@@ -100,6 +112,7 @@ void slubrun_fs_mount(struct slubrun_fs *fs, pid_t pid)
 		/* Not the program's: the terminal's ^C is for the program, slubfs ends with it. */
 		signal(SIGINT, SIG_IGN);
 		signal(SIGQUIT, SIG_IGN);
+		helper_env();
 		execlp(slubfs, "slubfs", "-f", pidtext, fs->path, (char *)NULL);
 		fprintf(stderr, "slubrun: --fs: cannot run %s: %s\n", slubfs, strerror(errno));
 		_exit(127);
@@ -138,6 +151,7 @@ void slubrun_fs_unmount(struct slubrun_fs *fs)
 	if (mounted(fs->path)) {	/* still: take it away */
 		pid_t p = fork();
 		if (p == 0) {
+			helper_env();
 			execlp("fusermount3", "fusermount3", "-uz", fs->path, (char *)NULL);
 			_exit(127);
 		}

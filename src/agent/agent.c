@@ -10,10 +10,10 @@
  * all signals blocked; its buffers are one mapping of its own, never the
  * heap it inspects; no allocator lock is held while it waits (poll and
  * send come after the cache walk that read the answer).  It wakes every
- * 2 s to see that its fds are still its own (a program may close them).  Two reads do
- * reach the heap: alloc_calls and free_calls sort their sites with glibc's
- * qsort, which mallocs a merge buffer for more than 1 KiB of them (glibc
- * before 2.37) inside the agent's cache walk.
+ * 2 s to see that its fds are still its own (a program may close them).  No
+ * read reaches the heap: alloc_calls and free_calls sum their sites in a
+ * mapping of their own and heap-sort them in place (slab_track.c), since
+ * glibc's qsort mallocs a merge buffer.
  *
  * Started where a thread may be made (the constructor when SLUB_OPTIONS
  * names it, slub_setup(), a forked child's handler), it listens once the
@@ -22,6 +22,11 @@
  * parent's sockets (they stay: the parent still listens) and starts the
  * child's own.  The socket is removed at exit; one left by a killed
  * process is removed by the next agent to start in that directory.
+ *
+ * Who is answered: the peer's uid (SO_PEERCRED at accept) must be our
+ * effective uid or root, and is checked again before each request against
+ * the euid then in force, so that a program changing its euid never
+ * answers a connection its new identity would refuse.
  */
 #define _GNU_SOURCE
 #include "agent/agent.h"
@@ -52,6 +57,7 @@
 struct agent_client {
 	int fd;				/* -1: a free slot */
 	ino_t ino;			/* its socket's, to know it is still ours */
+	uid_t uid;			/* its peer's, from SO_PEERCRED at accept */
 	size_t len;			/* bytes in @in */
 	char in[AGENT_REQUEST_MAX + AGENT_WRITE_MAX];
 };
@@ -68,6 +74,7 @@ static int agent_listen_fd = -1;
 static char agent_path[AGENT_PATH_MAX];	/* set before the fd, under agent_lock's start */
 static struct agent_mem *agent_mem;
 static ino_t agent_listen_ino;
+static bool agent_exiting;		/* set by agent_at_exit before it looks */
 
 bool slub_agent_wanted(void)
 {
@@ -198,14 +205,21 @@ static bool answer(int fd, char *line, const char *payload, size_t payload_len)
 		}
 	} else if ((n == 3 && !strcmp(f[0], "read")) || (n == 4 && !strcmp(f[0], "write"))) {
 		struct attr_op op = { f[1], f[2], payload, payload_len, &o, -ENOENT };
+		unsigned long errors = slub_errors();
 		/* Ready the unwinder outside the walk: it may allocate. */
 		if (payload && !strcmp(op.attr, "store_user") && payload_len && payload[0] == '1')
 			stack_trace_prime();
 		slub_for_each_cache(do_attr, &op);
-		if (op.ret < 0)
+		if (op.ret < 0) {
 			status = op.ret;
-		else if (!payload)
+		} else if (!payload) {
 			o.len = (size_t)op.ret;
+		} else if (!strcmp(op.attr, "validate")) {
+			/* What it found goes to the process's reports: the tool gets the count. */
+			char count[24];
+			snprintf(count, sizeof(count), "%lu\n", slub_errors() - errors);
+			put(&o, count);
+		}
 	} else {
 		status = -EINVAL;
 	}
@@ -242,7 +256,18 @@ static void drop(struct agent_client *c)
 	c->len = 0;
 }
 
-/* Only the owner's uid and root: the attributes steer the process. */
+/*
+ * Only the process's effective uid and root: the attributes steer the
+ * process.  Asked again at each request, of the euid then in force: a
+ * program that changes its euid (a daemon dropping root, a set-user-ID
+ * one switching back and forth) answers a connection only while the
+ * connection's uid is its euid or root.
+ */
+static bool may_ask(uid_t uid)
+{
+	return uid == geteuid() || uid == 0;
+}
+
 static void accept_client(int lfd)
 {
 	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -250,8 +275,7 @@ static void accept_client(int lfd)
 		return;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
-	    (cred.uid != geteuid() && cred.uid != 0)) {
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || !may_ask(cred.uid)) {
 		close(fd);
 		return;
 	}
@@ -262,6 +286,7 @@ static void accept_client(int lfd)
 		if (agent_mem->clients[i].fd < 0) {
 			agent_mem->clients[i].fd = fd;
 			agent_mem->clients[i].ino = ino_of(fd);
+			agent_mem->clients[i].uid = cred.uid;
 			agent_mem->clients[i].len = 0;
 			return;
 		}
@@ -284,6 +309,10 @@ static void client_input(struct agent_client *c)
 		if (!nl) {
 			if (c->len >= AGENT_REQUEST_MAX)
 				drop(c);	/* no request is that long */
+			return;
+		}
+		if (!may_ask(c->uid)) {
+			drop(c);	/* the euid changed since the accept */
 			return;
 		}
 		size_t line_len = (size_t)(nl - c->in) + 1, payload_len = 0;
@@ -323,22 +352,30 @@ static void sleep_ms(unsigned int ms)
 		;
 }
 
-/* The listening socket; -errno. */
-static int agent_listen(void)
+/* The listening socket; -errno, and what was wrong in @why. */
+static int agent_listen(char *why, size_t why_len)
 {
 	char dir[AGENT_PATH_MAX];
-	int err = agent_socket_dir(dir, sizeof(dir));
-	if (err)
+	int err = agent_socket_dir(dir, sizeof(dir), true, why, why_len);
+	if (err == -EPERM)
 		return err;
+	if (err) {
+		snprintf(why, why_len, "%s: %s", dir, strerror(-err));
+		return err;
+	}
 	agent_clean_stale(dir);
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	/* agent_socket_dir() left room for the name. */
 	if (snprintf(sun.sun_path, sizeof(sun.sun_path), "%.80s/%d.sock", dir, (int)getpid()) >=
-	    (int)sizeof(sun.sun_path))
+	    (int)sizeof(sun.sun_path)) {
+		snprintf(why, why_len, "%s: %s", dir, strerror(ENAMETOOLONG));
 		return -ENAMETOOLONG;
+	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
+	if (fd < 0) {
+		snprintf(why, why_len, "socket: %s", strerror(errno));
 		return -errno;
+	}
 	/* Our pid's name: left by this process before an exec, or by a dead one. */
 	int r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	if (r && errno == EADDRINUSE) {
@@ -347,6 +384,13 @@ static int agent_listen(void)
 	}
 	if (r)
 		goto fail;
+	/* The process is exiting (agent_at_exit): the name would outlive it. */
+	if (__atomic_load_n(&agent_exiting, __ATOMIC_SEQ_CST)) {
+		unlink(sun.sun_path);
+		close(fd);
+		snprintf(why, why_len, "the process is exiting");
+		return -ECANCELED;
+	}
 	chmod(sun.sun_path, 0600);
 	if (listen(fd, AGENT_CLIENTS))
 		goto fail;
@@ -356,6 +400,7 @@ static int agent_listen(void)
 	return 0;
 fail:
 	err = -errno;
+	snprintf(why, why_len, "%s: %s", sun.sun_path, strerror(-err));
 	close(fd);
 	return err;
 }
@@ -369,10 +414,10 @@ static void *agent_main(void *arg)
 	/* SLUB_OPTIONS, applied at start-up after slub_setup(), may have turned it off. */
 	if (!slub_agent_wanted())
 		return NULL;
-	int err = agent_listen();
-	if (err) {
+	char why[AGENT_PATH_MAX + 96];
+	if (agent_listen(why, sizeof(why))) {
 		slub_warn("slub_agent: no socket (%s); slabinfo -p and slubfs cannot see this process",
-			  strerror(-err));
+			  why);
 		return NULL;
 	}
 	int lfd = agent_listen_fd;
@@ -475,9 +520,28 @@ void slub_agent_fork_child(void)
 		slub_agent_start();
 }
 
-/* At exit the socket goes; the thread may still be answering meanwhile, as any thread runs on. */
+/*
+ * At exit the socket goes; the thread may still be answering meanwhile, as
+ * any thread runs on.  One not listening yet may be binding now (it sees
+ * agent_exiting after its bind, or its bind came first and the name is
+ * removed here), and a name of our pid may be left by this process's image
+ * before an exec (a forked shell's agent, then the program it became,
+ * gone before its own agent listened): removed too.
+ */
 __attribute__((destructor)) static void agent_at_exit(void)
 {
-	if (agent_pid == getpid() && __atomic_load_n(&agent_listen_fd, __ATOMIC_ACQUIRE) >= 0)
+	if (agent_pid != getpid())
+		return;
+	__atomic_store_n(&agent_exiting, true, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&agent_listen_fd, __ATOMIC_SEQ_CST) >= 0) {
 		unlink(agent_path);
+		return;
+	}
+	char dir[AGENT_PATH_MAX], path[AGENT_PATH_MAX + 16];
+	struct stat st;
+	if (agent_socket_dir(dir, sizeof(dir), false, NULL, 0))
+		return;
+	snprintf(path, sizeof(path), "%.*s/%d.sock", AGENT_PATH_MAX - 1, dir, (int)getpid());
+	if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
+		unlink(path);
 }

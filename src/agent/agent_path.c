@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * agent_path.c - where an agent's socket lives (agent_proto.h): the
- * directory made and checked, a pid's socket found, stale ones removed.
+ * directory made and checked (one of the uid's that nobody else may write
+ * to), the places a pid's socket may be, stale ones removed.
  * Shared by the library (the agent thread, which must not allocate: no
  * opendir, no stdio streams) and the tools.
  */
@@ -18,51 +19,81 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/*
- * A directory the socket may go in: ours and closed to writers but us, or
- * a shared one with the sticky bit (no one else can replace our socket).
- */
-static bool dir_acceptable(const struct stat *st)
+int agent_dir_open(const char *path, uid_t owner, char *why, size_t why_len)
 {
-	if (!S_ISDIR(st->st_mode))
-		return false;
-	if (st->st_uid == geteuid())
-		return !(st->st_mode & 022);
-	return (st->st_mode & S_ISVTX) && st->st_uid == 0;
+	struct stat st = { 0 };
+	/* O_NOFOLLOW: a symlink planted in our place is refused, not walked. */
+	int fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int err = errno;
+		if (err == ENOENT)
+			return -ENOENT;
+		/* No strerror: its translation may allocate, and the agent must not. */
+		if (why)
+			snprintf(why, why_len, "%s: %s", path,
+				 err == ELOOP || err == ENOTDIR ? "not a directory (a symlink?)" :
+				 "cannot be opened");
+		return -EPERM;
+	}
+	const char *bad = NULL;
+	if (fstat(fd, &st))
+		bad = "cannot be examined";
+	else if (st.st_uid != owner)
+		bad = "owned by another uid";
+	else if (st.st_mode & 022)
+		bad = "writable by other users";
+	if (!bad)
+		return fd;
+	if (why)
+		snprintf(why, why_len, "%s: %s (uid %u, mode %04o; wanted uid %u, no write for others)",
+			 path, bad, (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777),
+			 (unsigned int)owner);
+	close(fd);
+	return -EPERM;
 }
 
-/* @path made 0700 if missing (its parent must exist), then checked. */
-static int private_dir(const char *path)
+/* @path made 0700 if missing and @make (its parent must exist), then checked as ours. */
+static int private_dir(const char *path, bool make, char *why, size_t why_len)
 {
-	struct stat st;
-	if (mkdir(path, 0700) && errno != EEXIST)
+	if (make && mkdir(path, 0700) && errno != EEXIST)
 		return -errno;
-	if (lstat(path, &st))
-		return -errno;
-	return dir_acceptable(&st) ? 0 : -EPERM;
+	int fd = agent_dir_open(path, geteuid(), why, why_len);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
 }
 
-static int choose(char *buf, size_t len, const char *fmt, const char *a, unsigned long b)
+static int choose(char *buf, size_t len, const char *fmt, const char *a, unsigned long b,
+		  bool make, char *why, size_t why_len)
 {
 	int n = snprintf(buf, len, fmt, a, b);
 	/* Room for "/<pid>.sock" within sun_path (agent.c cuts at 80). */
 	if (n < 0 || (size_t)n >= len || n > 80)
 		return -ENAMETOOLONG;
-	return private_dir(buf);
+	return private_dir(buf, make, why, why_len);
 }
 
-int agent_socket_dir(char *buf, size_t len)
+int agent_socket_dir(char *buf, size_t len, bool make, char *why, size_t why_len)
 {
 	const char *xdg = secure_getenv("XDG_RUNTIME_DIR");
 	if (xdg && *xdg)
-		return choose(buf, len, "%s/slub", xdg, 0);
-	/* /run/slub: root makes it; anyone else uses it only when it is there for them. */
-	struct stat st;
-	if ((!lstat("/run/slub", &st) && access("/run/slub", W_OK | X_OK) == 0) ||
-	    (errno == ENOENT && geteuid() == 0))
-		if (!choose(buf, len, "%s", "/run/slub", 0))
-			return 0;
-	return choose(buf, len, "/tmp/slub-%s%lu", "", (unsigned long)geteuid());
+		return choose(buf, len, "%s/slub", xdg, 0, make, why, why_len);
+	/* /run/slub is root's alone: a directory others share is no place for a socket. */
+	if (geteuid() == 0 && !choose(buf, len, "%s", "/run/slub", 0, make, why, why_len))
+		return 0;
+	return choose(buf, len, "/tmp/slub-%s%lu", "", (unsigned long)geteuid(), make, why,
+		      why_len);
+}
+
+int agent_socket_dirs(uid_t uid, char dirs[][AGENT_PATH_MAX])
+{
+	int nr = 0;
+	snprintf(dirs[nr++], AGENT_PATH_MAX, "/run/user/%u/slub", (unsigned int)uid);
+	if (uid == 0)
+		snprintf(dirs[nr++], AGENT_PATH_MAX, "/run/slub");
+	snprintf(dirs[nr++], AGENT_PATH_MAX, "/tmp/slub-%u", (unsigned int)uid);
+	return nr;
 }
 
 /* Is process @pid gone?  (One of another user answers EPERM: it is alive.) */
@@ -83,7 +114,7 @@ static long socket_pid(const char *name)
 
 void agent_clean_stale(const char *dir)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	/* getdents64 into the stack: opendir would malloc. */
@@ -99,32 +130,4 @@ void agent_clean_stale(const char *dir)
 		}
 	}
 	close(fd);
-}
-
-int agent_socket_find(pid_t pid, char *buf, size_t len)
-{
-	char dirs[4][AGENT_PATH_MAX], proc[32];
-	struct stat st;
-	unsigned long uid = geteuid();
-	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
-	if (!stat(proc, &st))
-		uid = st.st_uid;
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	int nr = 0;
-	if (xdg && *xdg)
-		snprintf(dirs[nr++], AGENT_PATH_MAX, "%s/slub", xdg);
-	snprintf(dirs[nr++], AGENT_PATH_MAX, "/run/user/%lu/slub", uid);
-	snprintf(dirs[nr++], AGENT_PATH_MAX, "/run/slub");
-	snprintf(dirs[nr++], AGENT_PATH_MAX, "/tmp/slub-%lu", uid);
-	int err = -ENOENT;
-	for (int i = 0; i < nr; i++) {
-		int n = snprintf(buf, len, "%s/%d.sock", dirs[i], (int)pid);
-		if (n < 0 || (size_t)n >= len || lstat(buf, &st) || !S_ISSOCK(st.st_mode))
-			continue;
-		if (!pid_gone(pid))
-			return 0;
-		unlink(buf);	/* a killed process's: nobody else will */
-		err = -ESRCH;
-	}
-	return err;
 }

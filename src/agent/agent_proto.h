@@ -6,9 +6,13 @@
  * here knows the allocator.
  *
  * The socket: $XDG_RUNTIME_DIR/slub/<pid>.sock, else /run/slub/<pid>.sock
- * when /run/slub is ours (or we may make it), else /tmp/slub-<uid>/; the
- * directory is 0700.  SOCK_STREAM; only the owner's uid and root are
- * answered (SO_PEERCRED).
+ * for root, else /tmp/slub-<uid>/; the directory is the process's uid's,
+ * and no other uid may write to it (a shared sticky one would let another
+ * user plant a socket for a pid to come).  SOCK_STREAM; only the process's
+ * effective uid and root are answered (SO_PEERCRED at accept, the uid
+ * checked against the effective uid again at each request).  The tools
+ * trust a socket only in such a directory of the process's uid, and only
+ * when its listener (SO_PEERCRED) is that pid with that uid.
  *
  * A request is one line, its fields separated by tabs:
  *   caches                    each cache: "id\tname[\talias...]\n"
@@ -16,7 +20,9 @@
  *   read\tCACHE\tATTR         the attribute's text, as the kernel's file
  *   write\tCACHE\tATTR\tLEN   then LEN bytes: written as `echo` would
  * CACHE is a cache's id (its directory), its name or an alias.  The answer
- * to each request is "STATUS\tLEN\n" and LEN bytes, STATUS 0 or -errno
+ * to each request is "STATUS\tLEN\n" and LEN bytes (none after an error;
+ * after a write of validate, the number of problems reported while it
+ * ran, and a newline), STATUS 0 or -errno
  * (-ENOENT no such cache or attribute, -EPERM read-only, -EINVAL refused,
  * -ENOSPC too long for the agent's buffer).  A connection may carry any
  * number of requests, one at a time.
@@ -34,19 +40,29 @@
 #define AGENT_PATH_MAX 108		/* sun_path */
 
 /*
- * The directory this process's socket goes in, made (0700) if missing and
- * checked (a directory of ours no one else may write to, or a sticky shared
- * one): 0 or -errno.  Never allocates.
+ * Open @path as a directory for the sockets of uid @owner: a directory
+ * itself (a symlink is not followed), owned by @owner, that no other uid
+ * may write to.  An O_PATH fd, or -errno: -ENOENT missing, -EPERM not
+ * such a directory (then @why, if not NULL, says what is wrong).  Never
+ * allocates.
  */
-int agent_socket_dir(char *buf, size_t len);
+int agent_dir_open(const char *path, uid_t owner, char *why, size_t why_len);
 
 /*
- * The socket of process @pid, looked for where its agent would put it
- * (our $XDG_RUNTIME_DIR, /run/user/<its uid>, /run/slub, /tmp/slub-<its
- * uid>): 0, -ENOENT if none, -ESRCH if the process is gone (its stale
- * socket is removed then).  For the tools.
+ * The directory this process's socket goes in, made (0700) if missing and
+ * @make, and checked as agent_dir_open() does for our effective uid: 0 or
+ * -errno, and @buf names it either way (@why says what is wrong on -EPERM).
+ * Never allocates.
  */
-int agent_socket_find(pid_t pid, char *buf, size_t len);
+int agent_socket_dir(char *buf, size_t len, bool make, char *why, size_t why_len);
+
+/*
+ * Where the agent of a process of uid @uid may have put its socket, its
+ * $XDG_RUNTIME_DIR aside: up to 3 directories into @dirs (/run/user/UID,
+ * the usual $XDG_RUNTIME_DIR; /run/slub for root; /tmp/slub-UID); returns
+ * how many.  For the tools.
+ */
+int agent_socket_dirs(uid_t uid, char dirs[][AGENT_PATH_MAX]);
 
 /* Remove the sockets in @dir whose process is gone.  Never allocates. */
 void agent_clean_stale(const char *dir);

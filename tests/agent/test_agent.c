@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <pwd.h>
+#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -90,8 +91,10 @@ static void socket_where_said(void)
 	sock_path(getpid(), path, sizeof(path));
 	CHECK(!stat(path, &st) && S_ISSOCK(st.st_mode) && (st.st_mode & 0777) == 0600);
 	/* The tools find it as the agent placed it. */
-	CHECK_EQ(agent_socket_find(getpid(), found, sizeof(found)), 0);
+	int fd = agent_connect(getpid(), found, sizeof(found));
+	CHECK(fd >= 0);
 	CHECK(!strcmp(found, path));
+	close(fd);
 	/* The thread is named, as ps and top show it. */
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "grep -qx slub-agent /proc/%d/task/*/comm", (int)getpid());
@@ -243,10 +246,140 @@ static void other_uid_refused(void)
 	CHECK_EQ(st, 0);
 }
 
+/*
+ * The agent's euid is asked again at each request: a connection accepted
+ * while the process ran as nobody is dropped once it runs as root again.
+ */
+static void euid_checked_at_each_request(void)
+{
+	if (geteuid() != 0 || UNDER_TSAN) {
+		fprintf(stderr, "   (skipped: %s)\n", UNDER_TSAN ? "TSan and fork" :
+			"not root, cannot change the euid");
+		return;
+	}
+	struct passwd *pw = getpwnam("nobody");
+	uid_t nobody = pw ? pw->pw_uid : 65534;
+	char path[AGENT_PATH_MAX];
+	int go[2], said[2];
+	sock_path(getpid(), path, sizeof(path));
+	CHECK(!pipe(go) && !pipe(said));
+	CHECK(!chmod(base_dir, 0711) && !chmod(dir, 0711) && !chmod(path, 0666));
+	pid_t pid = fork();
+	if (pid == 0) {
+		char c;
+		int st[2] = { 1, 1 };
+		if (setgid(nobody) || setuid(nobody) || read(go[0], &c, 1) != 1)
+			_exit(3);
+		int fd = agent_connect_path(path);
+		char *body = NULL;
+		size_t len;
+		st[0] = fd < 0 ? fd : agent_call(fd, "caches", NULL, 0, &body, &len);
+		free(body);
+		if (write(said[1], &st[0], sizeof(st[0])) != sizeof(st[0]) || read(go[0], &c, 1) != 1)
+			_exit(4);
+		st[1] = agent_call(fd, "caches", NULL, 0, &body, &len);
+		free(body);
+		_exit(write(said[1], &st[1], sizeof(st[1])) == sizeof(st[1]) ? 0 : 5);
+	}
+	int st = 1, status;
+	/* As nobody, the process answers nobody (glibc changes every thread's euid). */
+	CHECK(!seteuid(nobody));
+	CHECK_EQ(write(go[1], "x", 1), 1);
+	CHECK_EQ(read(said[0], &st, sizeof(st)), (ssize_t)sizeof(st));
+	CHECK(!seteuid(0));
+	CHECK_EQ(st, 0);
+	/* Root again: the same connection gets nothing more. */
+	CHECK_EQ(write(go[1], "x", 1), 1);
+	CHECK_EQ(read(said[0], &st, sizeof(st)), (ssize_t)sizeof(st));
+	CHECK_EQ(st, -ECONNRESET);
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	chmod(base_dir, 0700);
+	chmod(dir, 0700);
+	chmod(path, 0600);
+	close(go[0]); close(go[1]); close(said[0]); close(said[1]);
+	free(ask(agent_fd, "attrs", &st));
+	CHECK_EQ(st, 0);
+}
+
 static bool exists(const char *path)
 {
 	struct stat st;
 	return !lstat(path, &st);
+}
+
+/*
+ * A process run as @uid with $XDG_RUNTIME_DIR @xdg (a new image of this
+ * test, --dir-check; spawned, not forked: a fork would start this
+ * process's agent in the child): whether its agent listened there (1),
+ * gave up (0), or the child failed (-1).
+ */
+static int agent_listens_in(const char *xdg, uid_t uid)
+{
+	char uid_text[16];
+	snprintf(uid_text, sizeof(uid_text), "%u", (unsigned int)uid);
+	char *args[] = { "test_agent", "--dir-check", (char *)xdg, uid_text, NULL };
+	pid_t pid;
+	int status;
+	if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, environ))
+		return -1;
+	waitpid(pid, &status, 0);
+	return !WIFEXITED(status) || WEXITSTATUS(status) > 1 ? -1 : WEXITSTATUS(status);
+}
+
+/*
+ * --dir-check XDG UID: become UID, start the agent, wait for it to listen
+ * or give up; 1 if it listens.
+ */
+static int run_dir_check(const char *xdg, const char *uid_text)
+{
+	char path[AGENT_PATH_MAX], cmd[128];
+	uid_t uid = (uid_t)strtoul(uid_text, NULL, 10);
+	if (uid != geteuid() && (setgid(uid) || setuid(uid)))
+		return 3;
+	setenv("XDG_RUNTIME_DIR", xdg, 1);
+	snprintf(path, sizeof(path), "%s/slub/%d.sock", xdg, (int)getpid());
+	snprintf(cmd, sizeof(cmd), "grep -qx slub-agent /proc/%d/task/*/comm", (int)getpid());
+	if (slub_setup("slub_agent"))
+		return 2;
+	kfree(kmalloc(64, GFP_KERNEL));	/* the allocator runs: the agent may listen */
+	for (int i = 0; i < 3000; i++) {
+		if (exists(path))
+			return 1;
+		if (system(cmd) != 0)
+			return exists(path);	/* the thread ended without a socket */
+		usleep(10000);
+	}
+	return 2;
+}
+
+/* The agent's directory: its own uid's, closed to writers, no symlink. */
+static void unsafe_directory_refused(void)
+{
+	char xdg[80], slub[96], real[104];
+	struct passwd *pw = getpwnam("nobody");
+	uid_t nobody = pw ? pw->pw_uid : 65534;
+	snprintf(xdg, sizeof(xdg), "%s/dircheck", base_dir);
+	snprintf(slub, sizeof(slub), "%s/slub", xdg);
+	snprintf(real, sizeof(real), "%s/real", xdg);
+	CHECK(!mkdir(xdg, 0755) && !mkdir(slub, 0700));
+	CHECK_EQ(agent_listens_in(xdg, geteuid()), 1);	/* the good case first */
+	CHECK(!chmod(slub, 0777));
+	CHECK_EQ(agent_listens_in(xdg, geteuid()), 0);
+	CHECK(!chmod(slub, 0700) && !rename(slub, real) && !symlink(real, slub));
+	CHECK_EQ(agent_listens_in(xdg, geteuid()), 0);
+	CHECK(!unlink(slub) && !rename(real, slub));
+	if (geteuid() != 0) {
+		fprintf(stderr, "   (other owners skipped: not root)\n");
+	} else {
+		CHECK(!chown(slub, nobody, nobody));
+		CHECK_EQ(agent_listens_in(xdg, 0), 0);
+		/* A shared sticky directory of root's: another user could plant our pid's socket. */
+		CHECK(!chown(slub, 0, 0) && !chmod(slub, 01777) && !chmod(base_dir, 0755));
+		CHECK_EQ(agent_listens_in(xdg, nobody), 0);
+		chmod(base_dir, 0700);
+	}
+	CHECK(remove_tree(xdg));
 }
 
 /* A forked child has its own agent; the parent's goes on; a killed one's socket is cleaned. */
@@ -322,6 +455,36 @@ static void fork_has_own_agent(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	CHECK(!exists(childs));
 	close(to_child[0]); close(to_child[1]); close(from_child[0]); close(from_child[1]);
+}
+
+/*
+ * A forked child's agent listens, then the child execs a program that
+ * ends before its own agent could listen (a shell's `$(seq 600)`): the
+ * name of its pid goes with it, not left behind.
+ */
+static void exec_then_quick_exit_leaves_nothing(void)
+{
+	if (UNDER_TSAN) {
+		fprintf(stderr, "   (skipped: TSan does not support threads started after a fork)\n");
+		return;
+	}
+	char childs[AGENT_PATH_MAX];
+	pid_t pid = fork();
+	if (pid == 0) {
+		char path[AGENT_PATH_MAX];
+		sock_path(getpid(), path, sizeof(path));
+		for (int i = 0; i < 3000 && !exists(path); i++)
+			usleep(10000);
+		setenv("SLUB_OPTIONS", "slub_agent", 1);
+		execl("/proc/self/exe", "test_agent", "--exit-at-once", (char *)NULL);
+		_exit(127);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	sock_path(pid, childs, sizeof(childs));
+	CHECK(!exists(childs));
+	unlink(childs);
 }
 
 /* ---- 8 threads allocating while the tree is read in a loop ------------------------ */
@@ -506,6 +669,10 @@ static int run_no_agent(void)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "--exit-at-once"))
+		return 0;	/* its agent started (SLUB_OPTIONS), the allocator never */
+	if (argc == 4 && !strcmp(argv[1], "--dir-check"))
+		return run_dir_check(argv[2], argv[3]);
 	char base[] = "/tmp/test_agent-XXXXXX";
 	if (!mkdtemp(base)) {
 		perror("mkdtemp");
@@ -545,14 +712,14 @@ int main(int argc, char **argv)
 	RUN(figures_as_the_api);
 	RUN(writes_take_effect);
 	RUN(other_uid_refused);
+	RUN(euid_checked_at_each_request);
+	RUN(unsafe_directory_refused);
 	RUN(fork_has_own_agent);
+	RUN(exec_then_quick_exit_leaves_nothing);
 	RUN(readers_beside_8_allocators);
 	close(agent_fd);
 	RUN(closed_fd_ends_the_agent);
 	/* The socket itself goes at exit (fork_has_own_agent saw a child's go). */
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", base);
-	if (system(cmd))
-		fprintf(stderr, "test_agent: could not remove %s\n", base);
+	remove_tree(base);
 	return check_done();
 }

@@ -211,8 +211,13 @@ shell)	# fork and exec all the time, exit codes, signals
   [ "$st" = 5 ] || fail "exit status 5 came back as $st"
   st=0; "$slubrun" -- /nonexistent/program 2>/dev/null || st=$?
   [ "$st" = 127 ] || fail "a missing program: slubrun exited $st, not 127"
-  "$slubrun" --options 'no_such_option=1' -- ls / >/dev/null 2>err.txt	# ls mallocs: the library starts
-  grep -q 'no_such_option' err.txt || fail "--options did not reach the library"
+  # --options reach the program's library (ls mallocs: it starts and lists
+  # them); a bad one is refused by the library before anything runs.
+  "$slubrun" --options 'slub_decay_ms=7 help' -- ls / >/dev/null 2>err.txt
+  grep -q '^slub_decay_ms=7 ' err.txt || fail "--options did not reach the library: $(head -3 err.txt)"
+  st=0; "$slubrun" --options 'no_such_option=1' -- ls / >/dev/null 2>err.txt || st=$?
+  [ "$st" = 2 ] && grep -q "unknown option 'no_such_option'" err.txt ||
+    fail "a bad --options: status $st, $(cat err.txt)"
   "$slubrun" --stats -- "$python" -c 'x = [str(i) for i in range(100000)]' 2>stats.txt
   grep -q '^kmalloc-64 ' stats.txt || fail "--stats printed no table: $(head -3 stats.txt)"
   # A supervisor's SIGTERM reaches the program, with or without --stats,

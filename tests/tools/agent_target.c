@@ -5,6 +5,10 @@
  * each answered on stdout in one line:
  *   attr CACHE ATTR   the attribute as slub_attr_read gives it (newlines as '|')
  *   alloc N / free    N more objects in agent_t_plain / all of them freed
+ *   corrupt           a byte written just past agent_t_plain's first object
+ *                     (its red zone, when slub_debug gives it Z); "skip"
+ *                     under TSan, which cannot see that the agent reads it
+ *                     after the write (the order comes through a fifo)
  *   quit              exit (so does the end of stdin)
  * Run with SLUB_OPTIONS=slub_agent; it prints "ready PID" first.
  */
@@ -15,6 +19,7 @@
 #include <unistd.h>
 
 #include <slub.h>
+#include "check.h"
 
 static void *objs[100000];
 static int nr;
@@ -48,6 +53,10 @@ int main(void)
 			while (nr)
 				kmem_cache_free(plain, objs[--nr]);
 			printf("ok\n");
+		} else if (!strcmp(line, "corrupt\n")) {
+			if (!UNDER_TSAN)
+				((volatile char *)objs[0])[200] = 0x5a;
+			printf("%s\n", UNDER_TSAN ? "skip" : "ok");
 		} else if (!strcmp(line, "quit\n")) {
 			break;
 		} else {

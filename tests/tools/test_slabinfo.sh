@@ -99,8 +99,15 @@ assert sorted(caches[":0000128"]["alias_names"]) == ["dentry", "inode_cache"]
 # Writes.
 "$slabinfo" -d tree -s kmalloc >/dev/null
 [ "$(cat tree/kmalloc-64/shrink)" = 1 ] || fail "-s wrote no 1 to shrink"
-"$slabinfo" -d tree -v big >/dev/null
+# -v writes to the caches with debug flags and names the others, skipped
+# (the kernel refuses validate without them).
+echo 1 >tree/big_cache/sanity_checks
+"$slabinfo" -d tree -v 'big|kmalloc' >out.txt || fail "-v: $(cat out.txt)"
 [ "$(cat tree/big_cache/validate)" = 1 ] || fail "-v wrote no 1 to validate"
+[ ! -s tree/kmalloc-64/validate ] || fail "-v wrote to a cache without debug flags"
+grep -q '^Validated 1 cache (problems go to' out.txt &&
+  grep -q '^Skipped 1 without debug flags (validate needs slub_debug): kmalloc-64$' out.txt ||
+  fail "-v: $(cat out.txt)"
 
 # Bad options, a missing tree, -p of a process without the agent.
 st=0; "$slabinfo" -Q -d tree >out.txt 2>err.txt || st=$?

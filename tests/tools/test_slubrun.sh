@@ -47,10 +47,33 @@ st=0; SLUB_OPTIONS=help "$slubrun" -- sh -c 'echo running; exit 4' >out.txt 2>er
 [ "$(grep -c '^libslub options in force' err.txt)" = 1 ] || fail "SLUB_OPTIONS=help: $(head -3 err.txt)"
 grep -q '^slub_decay_ms=250 ' err.txt || fail "SLUB_OPTIONS=help: no slub_decay_ms line"
 
-# An unknown option points to the list.
-"$slubrun" --options 'slub_no_such=1' -- "$target" fork 2>err.txt
+# An unknown option in the environment points to the list; the program runs.
+SLUB_OPTIONS='slub_no_such=1' "$slubrun" -- "$target" fork 2>err.txt
 grep -q "unknown option 'slub_no_such' ignored (SLUB_OPTIONS=help or slubrun --help" err.txt ||
   fail "the unknown option's message: $(cat err.txt)"
+
+# A bad value on the command line is a usage error: exit 2, nothing run,
+# the bad letter or option named.
+bad() {
+  local want=$1; shift
+  st=0; "$slubrun" "$@" -- sh -c 'echo ran' >out.txt 2>err.txt || st=$?
+  [ "$st" = 2 ] && [ ! -s out.txt ] && grep -qF -- "$want" err.txt ||
+    fail "slubrun $*: status $st, output '$(cat out.txt)', $(cat err.txt)"
+}
+bad "slubrun: --debug=Q: option slub_debug='Q' rejected: 'Q' is not a debug flag" --debug=Q
+grep -q "slubrun: nothing run: fix --debug=Q" err.txt || fail "--debug=Q: $(cat err.txt)"
+bad "'q' is not a debug flag" --debug=FZq,kmalloc-* --leak-check
+bad "slubrun: --options: unknown option 'slub_no_such' ignored" --options 'slub_no_such=1'
+bad "slubrun: --options: option slub_decay_ms=x: expected an integer" --options 'slub_decay_ms=x'
+bad "slubrun: --fs=$work/no/dir: No such file or directory" --fs="$work/no/dir"
+bad "slubrun: --fs= needs a directory" --fs=
+bad "'bogus' is none of all, internal, counters" --stats=bogus
+# --leak-check adds U to each block's letters, not after its cache names.
+"$slubrun" --debug='FZ,kmalloc-64;P' --leak-check --help >out.txt
+grep -q '^slub_debug="FZU,kmalloc-64;PU" ' out.txt || fail "--leak-check's U: $(grep '^slub_debug=' out.txt)"
+# Good values still run, with their effect.
+[ "$("$slubrun" --debug=FZ,slubrun_no_cache --options 'slub_decay_ms=10' -- sh -c 'echo ran' 2>err.txt)" = ran ] &&
+  [ ! -s err.txt ] || fail "good --debug and --options: $(cat err.txt)"
 
 # A dynamic program: no warning.
 "$slubrun" -- "$target" fork 2>err.txt

@@ -4,6 +4,8 @@
 # on libslub-malloc.so) runs with its tree mounted, which cat and slabinfo
 # read and echo writes; the mount and its directory are gone when it ends,
 # and its exit status comes through; an exec in its pid keeps the tree.
+# Only the program has an agent: slubrun's helpers (slubfs, fusermount3)
+# run without libslub, and no socket is left.
 # Both the default place and --fs=DIR.
 # Exit 77 (skipped) where FUSE cannot mount.
 set -euo pipefail
@@ -37,11 +39,19 @@ mountpoint -q "$work/slub/$pid" || fail "not mounted at the default place"
 "$slabinfo" -d "$work/slub/$pid" -a -1 >out.txt || fail "slabinfo -d: $(cat out.txt)"
 grep -q '<- .*kmalloc-64' out.txt || fail "slabinfo -a -1 on the mount: $(cat out.txt)"
 "$slabinfo" -p "$pid" -T >out.txt || fail "slabinfo -p beside the mount: $(cat out.txt)"
+# (The program's own children have agents of their own: only the helpers are looked at.)
+helpers=$(pgrep -f "slubfs -f $pid " || true)
+[ -n "$helpers" ] || fail "no slubfs found for pid $pid (test assumption)"
+for p in $helpers $(pgrep -x fusermount3 || true); do
+  [ ! -e "$work/slub/$p.sock" ] || fail "helper $p ($(cat /proc/$p/comm)) has an agent: $(ls "$work/slub")"
+  ! grep -q libslub "/proc/$p/maps" 2>/dev/null || fail "helper $p ($(cat /proc/$p/comm)) runs on libslub"
+done
 echo >go
 wait $runner || st=$?
 [ "$st" = 7 ] || fail "exit status $st, not the program's 7: $(cat err.txt)"
 [ ! -e "$work/slub/$pid" ] || fail "mount directory left: $(ls -la "$work/slub")"
 [ ! -e "$work/slub/$pid.sock" ] || fail "socket left"
+wait_until 10 bash -c "! ls '$work'/slub/*.sock >/dev/null 2>&1" || fail "sockets left: $(ls "$work/slub")"
 
 # A launcher that execs the program keeps its pid: the tree stays mounted
 # and, once the new image's agent listens, reads it.

@@ -536,8 +536,61 @@ static void write_attr(struct slabinfo_set *set, struct slabinfo_cache *c, const
 	}
 }
 
+/* -v's tally: caches validated, the problems they reported, the ones skipped. */
+struct validation {
+	size_t done, skipped;
+	unsigned long problems;
+	char skipped_names[200];
+};
+
+/*
+ * Only a cache with debug flags keeps what a check needs: the others
+ * refuse validate (the kernel's -EINVAL), and are skipped, not failed.
+ */
+static void validate(struct slabinfo_set *set, struct slabinfo_cache *c, struct validation *v)
+{
+	if (!c->sanity_checks && !c->red_zone && !c->poison && !c->store_user && !c->trace) {
+		size_t n = strlen(v->skipped_names);
+		if (v->skipped++ < 5)
+			snprintf(v->skipped_names + n, sizeof(v->skipped_names) - n, "%s%s",
+				 n ? ", " : "", slabinfo_name(c));
+		return;
+	}
+	int r = set->write(set->ctx, c->name, "validate", "1");
+	if (r < 0) {
+		slabinfo_printf(&set->out, "%s: cannot write validate: %s\n", slabinfo_name(c),
+				strerror(-r));
+		set->errors++;
+		return;
+	}
+	v->done++;
+	v->problems += (unsigned long)r;
+	if (r)
+		slabinfo_printf(&set->out, "%s: %d problem%s found\n", slabinfo_name(c), r,
+				r == 1 ? "" : "s");
+}
+
+static void validation_summary(struct slabinfo_set *set, const struct validation *v)
+{
+	slabinfo_printf(&set->out, "Validated %zu cache%s", v->done, v->done == 1 ? "" : "s");
+	if (!set->counts_problems)
+		slabinfo_printf(&set->out, " (problems go to the allocator's reports: the kernel "
+				"log, or the process's stderr)\n");
+	else if (!v->problems)
+		slabinfo_printf(&set->out, ": no problems found\n");
+	else
+		slabinfo_printf(&set->out, ": %lu problem%s found, reported by the process (its "
+				"stderr, or slub_report_file)\n", v->problems,
+				v->problems == 1 ? "" : "s");
+	if (v->skipped)
+		slabinfo_printf(&set->out, "Skipped %zu without debug flags (validate needs "
+				"slub_debug): %s%s\n", v->skipped, v->skipped_names,
+				v->skipped > 5 ? ", ..." : "");
+}
+
 void slabinfo_output(struct slabinfo_set *set, const struct slabinfo_opts *opts)
 {
+	struct validation v = { 0 };
 	long lines = opts->lines;
 	int line = 0;
 	size_t visible = 0;
@@ -554,7 +607,7 @@ void slabinfo_output(struct slabinfo_set *set, const struct slabinfo_opts *opts)
 		} else if (opts->show_track) {
 			tracking(set, c);
 		} else if (opts->validate) {
-			write_attr(set, c, "validate");
+			validate(set, c, &v);
 		} else if (opts->shrink) {
 			write_attr(set, c, "shrink");
 		} else if (opts->show_ops) {
@@ -573,6 +626,8 @@ void slabinfo_output(struct slabinfo_set *set, const struct slabinfo_opts *opts)
 			report(set, opts, c);
 		}
 	}
+	if (opts->validate)
+		validation_summary(set, &v);
 }
 
 /* ---- totals ------------------------------------------------------------------------ */

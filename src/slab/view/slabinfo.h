@@ -29,7 +29,10 @@
  */
 typedef ssize_t (*slabinfo_read_fn)(void *ctx, const char *cache, const char *attr, char *buf,
 				    size_t len);
-/* Write @val to @attr of @cache; 0 or a negative errno. */
+/*
+ * Write @val to @attr of @cache; 0 or a negative errno.  For validate, a
+ * source that can tell returns the number of problems it reported.
+ */
 typedef int (*slabinfo_write_fn)(void *ctx, const char *cache, const char *attr,
 				 const char *val);
 
@@ -93,6 +96,7 @@ struct slabinfo_set {
 	void *ctx;
 	struct slabinfo_out out;
 	int errors;			/* writes refused */
+	bool counts_problems;		/* set->write tells validate's problems (a live process) */
 };
 
 /*
