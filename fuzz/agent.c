@@ -121,10 +121,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			if (!kmem_cache_alloc(caches[c], GFP_KERNEL))
 				abort();
 	/* The agent listens once the allocator has started; wait for it. */
+	snprintf(sock_path, sizeof(sock_path), "%s/slub/%d.sock", base_dir, (int)getpid());
 	for (int i = 0; i < 3000; i++) {
 		int fd;
-		if (!agent_socket_find(getpid(), sock_path, sizeof(sock_path)) &&
-		    (fd = connect_agent()) >= 0) {
+		if ((fd = connect_agent()) >= 0) {
 			close(fd);
 			return 0;
 		}
