@@ -779,6 +779,21 @@ static __cold bool should_failslab(struct kmem_cache *s, gfp_t gfp)
 	return true;
 }
 
+/* With failslab on: fail, or the rest of slab_alloc_finish() (no object yet). */
+static __cold void *failslab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	if (should_failslab(s, gfp))
+		return NULL;
+	unsigned int off = s->tsheaf_off;
+	if (off) {
+		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
+		unsigned int n = sh->size;
+		if (n && !(gfp & __GFP_ZERO))
+			return tsheaf_pop(s, sh, n);
+	}
+	return alloc_finish(s, gfp, node, NULL);
+}
+
 /*
  * After the inline fast path: without rseq, the thread sheaf's pop (a
  * thread without a block reads an empty one), or for a cache without
@@ -791,8 +806,8 @@ static __cold bool should_failslab(struct kmem_cache *s, gfp_t gfp)
  */
 void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
-	if (unlikely(slub_failslab_on) && !object && should_failslab(s, gfp))
-		return NULL;
+	if (unlikely(slub_failslab_on) && !object)
+		return failslab_alloc(s, gfp, node);	/* a tail call: this stays a leaf */
 	/*
 	 * A sheaf offset means no rseq (tsheaf_setup), so the inline
 	 * sequences gave up at once: no object yet.
