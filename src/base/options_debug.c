@@ -91,7 +91,7 @@ const char *slub_debug_check(const char *value, char *buf, size_t n)
 		char bad = 0;
 		p = parse_block(p, &b, &bad);
 		if (bad == 'a' || bad == 'A')
-			return "A (failslab, fault injection) is not available in libslub";
+			return "A (per-cache failslab) is not available in libslub: use failslab= and failslab_cache=";
 		if (bad) {
 			snprintf(buf, n, "'%c' is not a debug flag (F Z P U T O -)", bad);
 			return buf;
