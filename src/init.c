@@ -14,6 +14,7 @@
 #include <slub.h>
 #include "agent/agent.h"
 #include "page/decay_thread.h"
+#include "base/fault_inject.h"
 #include "base/options.h"
 #include "base/os.h"
 #include "page/page_alloc.h"
@@ -196,6 +197,7 @@ void slub_init_slow(void)
 		report_init();
 		if (env)
 			options_parse(env, "SLUB_OPTIONS", false);
+		fault_inject_init();
 		os_init();
 		int ps = os_check_page_size();
 		if (ps) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <slub.h>
+#include "base/fault_inject.h"
 #include "base/os.h"
 #include "base/start.h"
 #include "base/report.h"
@@ -139,6 +140,24 @@ static bool apply_debug(struct slub_option *o, const char *val, const char *orig
 	return true;
 }
 
+/* failslab, fail_page_alloc: the kernel's "<interval>,<probability>,<space>,<times>", checked whole. */
+static bool apply_fault(struct slub_option *o, const char *val, const char *origin)
+{
+	struct fault_attr attr;
+	const char *bad = !val ? "needs a value" :
+		strlen(val) >= SLUB_OPTION_STR_MAX ? "longer than 255 characters" :
+		fault_attr_parse(val, &attr);
+	if (bad) {
+		if (val)
+			option_report("%s: option %s='%s' rejected: %s", origin, o->name, val, bad);
+		else
+			option_report("%s: option %s rejected: %s", origin, o->name, bad);
+		return false;
+	}
+	strcpy(o->str, val);
+	return true;
+}
+
 /* Apply one `key` or `key=value`; returns false (after a report) if rejected. */
 static bool apply_option(const char *key, size_t klen, const char *val,
 			 const char *origin)
@@ -161,6 +180,8 @@ static bool apply_option(const char *key, size_t klen, const char *val,
 	}
 	if (o == &slub_options[OPT_slub_debug])
 		return apply_debug(o, val, origin);
+	if (o == &slub_options[OPT_failslab] || o == &slub_options[OPT_fail_page_alloc])
+		return apply_fault(o, val, origin);
 
 	if (name_eq(key, klen, "help")) {
 		if (!val)

@@ -85,7 +85,15 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(abort_on_error, "slub_abort_on_error", OPT_BOOL, 0, 0, 1,           \
 	  "after an error report, print the stack and abort() (warnings never stop)") \
 	X(agent, "slub_agent", OPT_BOOL, 0, 0, 1,                             \
-	  "a thread answers slabinfo -p and slubfs on $XDG_RUNTIME_DIR/slub/<pid>.sock")
+	  "a thread answers slabinfo -p and slubfs on $XDG_RUNTIME_DIR/slub/<pid>.sock") \
+	X(failslab, "failslab", OPT_STRING, 0, 0, 0,                          \
+	  "fail slab allocations: <interval>,<probability %>,<space bytes>,<times (-1: no limit)>") \
+	X(failslab_cache, "failslab_cache", OPT_STRING, 0, 0, 0,              \
+	  "failslab fails only this cache's allocations (default: every cache)") \
+	X(fail_page_alloc, "fail_page_alloc", OPT_STRING, 0, 0, 0,            \
+	  "fail page allocations: <interval>,<probability %>,<space pages>,<times (-1: no limit)>") \
+	X(fail_verbose, "fail_verbose", OPT_BOOL, 0, 0, 1,                    \
+	  "report each failure failslab or fail_page_alloc injects, in one line")
 
 enum slub_option_id {
 #define X(id, name, type, def, min, max, help) OPT_##id,

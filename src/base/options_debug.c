@@ -104,7 +104,7 @@ const char *slub_debug_check(const char *value, char *buf, size_t n)
 		char bad = 0;
 		p = parse_block(p, end, &b, &bad);
 		if (bad == 'a' || bad == 'A')
-			return "A (failslab, fault injection) is not available in libslub";
+			return "A (per-cache failslab) is not available in libslub: use failslab= and failslab_cache=";
 		if (bad >= ' ' && bad < 0x7f) {
 			snprintf(buf, n, "'%c' is not a debug flag (F Z P U T O -)", bad);
 			return buf;

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "base/start.h"
+#include "base/fault_inject.h"
 #include "base/options.h"
 #include "base/os.h"
 #include "base/report.h"
@@ -370,6 +371,21 @@ static void prep_new_page(struct zone *z, struct page *page, unsigned int order)
 }
 
 /* ---- failure reports ------------------------------------------------------ */
+
+/*
+ * fail_page_alloc, as the kernel's should_fail_alloc_page(): true if this
+ * allocation of 2^@order pages is to fail (errno ENOMEM).  Never one with
+ * __GFP_NOFAIL.  Space counts pages, as the kernel's.
+ */
+static __cold bool should_fail_alloc_page(gfp_t gfp, unsigned int order)
+{
+	if (gfp & __GFP_NOFAIL)
+		return false;
+	if (!should_fail(&fail_page_alloc_attr, 1L << order, "fail_page_alloc", NULL, order))
+		return false;
+	errno = ENOMEM;
+	return true;
+}
 
 static struct page *alloc_failed(gfp_t gfp, unsigned int order, const char *why)
 {
@@ -880,6 +896,8 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 	slub_ensure_init();
 	if (unlikely(slub_unusable))
 		return alloc_failed(gfp, order, "allocator unusable on this system");
+	if (unlikely(slub_fail_page_alloc_on) && should_fail_alloc_page(gfp, order))
+		return NULL;
 	struct zone *z = gfp_zone(nid, gfp);
 	if (unlikely(order > MAX_PAGE_ORDER)) {
 		if (order > MAX_LARGE_ORDER)
@@ -1088,6 +1106,8 @@ struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align
 	if (unlikely(!nr || nr > (1UL << MAX_LARGE_ORDER)))
 		return alloc_failed(gfp, MAX_LARGE_ORDER + 1, "extent too large");
 	order = (unsigned int)get_order(nr << PAGE_SHIFT);
+	if (unlikely(slub_fail_page_alloc_on) && should_fail_alloc_page(gfp, order))
+		return NULL;
 	if (align > PAGE_SIZE)
 		align_order = (unsigned int)get_order(align);
 	if (align_order > order)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/start.h"
+#include "base/fault_inject.h"
 #include "base/options.h"
 #include "base/percpu.h"
 #include "base/report.h"
@@ -84,7 +85,11 @@ bool kmem_cache_open(struct kmem_cache *s)
 static void choose_percpu_mode(void)
 {
 #if SLUB_HAVE_RSEQ_ASM
-	if (!slub_opt(slub_rseq) || !os_rseq_offset)
+	/*
+	 * failslab decides on the slow paths only (slub.c): with it on, every
+	 * allocation takes them, on the cmpxchg16b protocol.
+	 */
+	if (!slub_opt(slub_rseq) || !os_rseq_offset || slub_failslab_on)
 		return;
 	if (*(volatile int32_t *)(rseq_abi() + 4) < 0)
 		return;
@@ -356,9 +361,13 @@ static struct kmem_cache *merge_into_existing(const char *name, unsigned int siz
 {
 	if (!slub_opt(slub_merge) || ctor || (flags & SLAB_NEVER_MERGE))
 		return NULL;
-	/* kmalloc serves the node once start-up has made its caches. */
+	/*
+	 * kmalloc serves the node once start-up has made its caches; the
+	 * allocator's own, so no injected failure (__GFP_NOFAIL: a real one
+	 * only loses the alias's name).
+	 */
 	bool ready = __atomic_load_n(&slab_ready, __ATOMIC_ACQUIRE);
-	struct slab_alias *spare = ready ? kmalloc(sizeof(*spare), GFP_KERNEL) : NULL;
+	struct slab_alias *spare = ready ? kmalloc(sizeof(*spare), GFP_KERNEL | __GFP_NOFAIL) : NULL;
 	pthread_mutex_lock(&slab_caches_lock);
 	struct kmem_cache *s = find_mergeable(size, align, flags, ctor, max_order);
 	if (s) {
@@ -399,6 +408,10 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size,
 	/* What slub_debug asks for this name: a cache it selects never merges. */
 	bool higher_order_off;
 	flags |= slub_debug_flags(name, &higher_order_off);
+	/* The cache failslab_cache names keeps to itself, as the kernel's SLAB_FAILSLAB. */
+	if (slub_failslab_on && slub_opt_str(failslab_cache)[0] &&
+	    !strcmp(name, slub_opt_str(failslab_cache)))
+		flags |= SLAB_NO_MERGE;
 	slub_fork_handlers_check();
 	/* Called by start-up itself too: check the boot cache, not slab_ready. */
 	if (!__atomic_load_n(&boot_cache_open, __ATOMIC_ACQUIRE))

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "base/start.h"
+#include "base/fault_inject.h"
 #include "base/options.h"
 #include "base/report.h"
 
@@ -231,6 +232,14 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	struct kmem_cache_order_objects oo = { READ_ONCE(s->oo.x) };	/* order may be written */
 	gfp_t flags = (gfp & ~__GFP_ZERO) | s->allocflags | __GFP_COMP;
 	struct slab *slab;
+
+	/*
+	 * The allocator's own caches (refcount -1: the boot cache of cache
+	 * descriptors, the sheaves') take no injected failure: fail_page_alloc
+	 * skips __GFP_NOFAIL, which the page allocator reads nowhere else.
+	 */
+	if (unlikely(s->refcount < 0))
+		flags |= __GFP_NOFAIL;
 
 	/* Try the preferred order quietly, then the smallest that fits one. */
 	struct page *page = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
@@ -754,12 +763,51 @@ static __noinline void *alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, 
 }
 
 /*
+ * failslab, as the kernel's should_failslab(): true if this allocation is
+ * to fail (errno ENOMEM).  Never the allocator's own caches (the boot
+ * cache of cache descriptors, the sheaves' caches: refcount -1), nor
+ * __GFP_NOFAIL; with failslab_cache only that cache.
+ */
+static __cold bool should_failslab(struct kmem_cache *s, gfp_t gfp)
+{
+	const char *only = slub_opt_str(failslab_cache);
+	if (s->refcount < 0 || (gfp & __GFP_NOFAIL) || (only[0] && strcmp(only, s->name)))
+		return false;
+	if (!should_fail(&failslab_attr, (long)s->object_size, "failslab", s->name, 0))
+		return false;
+	errno = ENOMEM;
+	return true;
+}
+
+/* With failslab on: fail, or the rest of slab_alloc_finish() (no object yet). */
+static __cold void *failslab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	if (should_failslab(s, gfp))
+		return NULL;
+	unsigned int off = s->tsheaf_off;
+	if (off) {
+		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
+		unsigned int n = sh->size;
+		if (n && !(gfp & __GFP_ZERO))
+			return tsheaf_pop(s, sh, n);
+	}
+	return alloc_finish(s, gfp, node, NULL);
+}
+
+/*
  * After the inline fast path: without rseq, the thread sheaf's pop (a
  * thread without a block reads an empty one), or for a cache without
  * one the cmpxchg16b mode's hit; each a leaf.
+ *
+ * failslab is decided here, at the top: with it on, start-up chose the
+ * cmpxchg16b mode, whose inline sequences give up at once, so every
+ * allocation comes here with no object yet (the rseq fast paths carry no
+ * test of it).
  */
 void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
+	if (unlikely(slub_failslab_on) && !object)
+		return failslab_alloc(s, gfp, node);	/* a tail call: this stays a leaf */
 	/*
 	 * A sheaf offset means no rseq (tsheaf_setup), so the inline
 	 * sequences gave up at once: no object yet.
@@ -784,8 +832,11 @@ void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 
 void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size)
 {
-	if (kmem_cache_debug(s))
+	if (kmem_cache_debug(s)) {
+		if (unlikely(slub_failslab_on) && should_failslab(s, gfp))
+			return NULL;
 		return debug_slab_alloc(s, gfp, node, (unsigned int)size);
+	}
 	return slab_alloc(s, gfp, node);
 }
 
