@@ -418,8 +418,19 @@ int slab_set_debug(struct kmem_cache *s, slab_flags_t flag, bool on)
 	    __atomic_load_n(&n->nr_slabs, __ATOMIC_ACQUIRE)) {
 		ret = -EBUSY;
 	} else {
-		struct kmem_cache laid_out = *s;
-		laid_out.flags = on ? s->flags | flag : s->flags & ~flag;
+		/*
+		 * calculate_sizes()'s inputs only: a copy of the whole cache
+		 * would read counters other threads write (TSan saw it).
+		 */
+		struct kmem_cache laid_out = {
+			.flags = on ? s->flags | flag : s->flags & ~flag,
+			.object_size = s->object_size,
+			.align = s->align,
+			.ctor = s->ctor,
+			.freeptr_offset = s->freeptr_offset,
+			.use_freeptr_offset = s->use_freeptr_offset,
+			.max_order = s->max_order,
+		};
 		if (!calculate_sizes(&laid_out)) {
 			ret = -EINVAL;
 		} else {
