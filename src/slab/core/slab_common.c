@@ -203,7 +203,9 @@ static void slab_init(void)
 	}
 	s->refcount = -1;	/* never merged, never destroyed (the kernel's boot caches) */
 	slab_set_id(s);
+	pthread_mutex_lock(&slab_caches_lock);	/* the decay thread may walk the list already */
 	list_add_tail(&s->list, &slab_caches);
+	pthread_mutex_unlock(&slab_caches_lock);
 	__atomic_store_n(&boot_cache_open, true, __ATOMIC_RELEASE);
 	if (!create_kmalloc_caches()) {
 		slub_report("cannot set up the kmalloc caches: out of memory");
