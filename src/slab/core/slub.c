@@ -339,7 +339,8 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	struct kmem_cache_node *n = get_node(s);
 	unsigned int objects = read_counters(slab).objects;
 
-	__atomic_sub_fetch(&n->nr_slabs, 1, __ATOMIC_RELAXED);
+	/* Release: a switch that sees the slab gone saw our reads of its layout (slab_pad_check). */
+	__atomic_sub_fetch(&n->nr_slabs, 1, __ATOMIC_RELEASE);
 	__atomic_sub_fetch(&n->total_objects, objects, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&n->total_pages, 1UL << slab->order, __ATOMIC_RELAXED);
 	stat(s, FREE_SLAB);
@@ -732,12 +733,12 @@ static inline void *alloc_cas_once(struct kmem_cache *s)
 static __noinline void *alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
 	/* A thread sheaf's refill (or __GFP_ZERO's pop); NULL: the cmpxchg16b paths. */
-	if (s->tsheaf_off && (object = tsheaf_alloc(s, gfp, node))) {
+	if (READ_ONCE(s->tsheaf_off) && (object = tsheaf_alloc(s, gfp, node))) {
 		if (gfp & __GFP_ZERO)
 			slab_zero_object(s, object);
 		return object;
 	}
-	if (!object && s->sheaf_capacity) {
+	if (!object && READ_ONCE(s->sheaf_capacity)) {
 		/* Never a debug cache's (sheaf.c; with or without rseq). */
 		object = sheaf_alloc(s, gfp, node);
 		if (!object)
@@ -750,7 +751,7 @@ static __noinline void *alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, 
 			object = alloc_fast_cas(s);
 		if (object) {
 			/* The rseq pop's (a sheaf's, if the cache has them), or the CAS's. */
-			stat(s, s->sheaf_capacity ? ALLOC_PCS : ALLOC_FASTPATH);
+			stat(s, READ_ONCE(s->sheaf_capacity) ? ALLOC_PCS : ALLOC_FASTPATH);
 		} else {
 			object = __slab_alloc(s, gfp, node);
 			if (!object)
@@ -784,7 +785,7 @@ static __cold void *failslab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	if (should_failslab(s, gfp))
 		return NULL;
-	unsigned int off = s->tsheaf_off;
+	unsigned int off = READ_ONCE(s->tsheaf_off);
 	if (off) {
 		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
 		unsigned int n = sh->size;
@@ -812,13 +813,13 @@ void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 	 * A sheaf offset means no rseq (tsheaf_setup), so the inline
 	 * sequences gave up at once: no object yet.
 	 */
-	unsigned int off = s->tsheaf_off;
+	unsigned int off = READ_ONCE(s->tsheaf_off);
 	if (off) {
 		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
 		unsigned int n = sh->size;
 		if (likely(n && !(gfp & __GFP_ZERO)))
 			return tsheaf_pop(s, sh, n);
-	} else if (likely(!object && !slub_percpu_rseq && !s->sheaf_capacity &&
+	} else if (likely(!object && !slub_percpu_rseq && !READ_ONCE(s->sheaf_capacity) &&
 			  !(gfp & __GFP_ZERO))) {
 		/* A debug cache has no cpu slab: alloc_cas_once() finds nothing. */
 		void *got = alloc_cas_once(s);
@@ -907,7 +908,7 @@ static __noinline void free_finish(struct kmem_cache *s, struct slab *slab, void
 
 void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 {
-	unsigned int off = s->tsheaf_off;
+	unsigned int off = READ_ONCE(s->tsheaf_off);
 	if (off) {
 		/* The thread sheaf's push (no rseq: tsheaf_setup); a thread without a block has room 0. */
 		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
@@ -929,7 +930,7 @@ void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 /* The rest, out of line: the thread sheaf's hit above saves no registers. */
 static __noinline void free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 {
-	if (s->sheaf_capacity) {
+	if (READ_ONCE(s->sheaf_capacity)) {
 		sheaf_free(s, slab, object);
 		return;
 	}

@@ -120,7 +120,7 @@ __attribute__((noinline)) void track_capture(const struct kmem_cache *s, struct 
 {
 	ts->addr = 0;
 	ts->handle = 0;
-	if (s->flags & SLAB_STORE_USER)
+	if (READ_ONCE(s->flags) & SLAB_STORE_USER)	/* a switch may race: checked again under the lock */
 		track_save_stack(ts, ret);
 }
 

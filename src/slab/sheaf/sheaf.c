@@ -236,7 +236,7 @@ static void free_empty_sheaf(struct kmem_cache *s, struct slab_sheaf *sheaf);
 static struct kmem_cache_cpu *sheaf_lock_main(struct kmem_cache *s, struct slab_sheaf **empty)
 {
 	struct kmem_cache_cpu *c = sheaf_lock(s);
-	if (unlikely(!s->sheaf_capacity)) {
+	if (unlikely(!READ_ONCE(s->sheaf_capacity))) {
 		sheaf_unlock(s, c);
 		free_empty_sheaf(s, *empty);
 		*empty = NULL;

@@ -90,16 +90,6 @@ static void flip(const char *attr, int rounds, struct switch_count *sc)
 
 static void switch_while_allocating(void)
 {
-	/*
-	 * Not under TSan yet: the allocation paths read the cache's mode
-	 * words (sheaf_capacity, tsheaf_off) plainly while a switch writes
-	 * them atomically, a race TSan reports; making those reads atomic
-	 * waits for an instruction count of the paths they sit on.
-	 */
-	if (UNDER_TSAN) {
-		printf("   skipped under ThreadSanitizer\n");
-		return;
-	}
 	static const char *const attrs[] = { "red_zone", "poison", "store_user", "sanity_checks" };
 	cache = kmem_cache_create("switch_64", SIZE, 0, SLAB_NO_MERGE, NULL);
 	CHECK(cache != NULL);
