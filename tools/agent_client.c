@@ -218,22 +218,34 @@ static bool options_want_agent(char *opts)
 	return on;
 }
 
-/* Seconds since @pid started (/proc/PID/stat's start time), or a large number. */
+/*
+ * Seconds since @pid started, or a large number.  "Now" is /proc/uptime,
+ * from the same clock as /proc/PID/stat's start time: CLOCK_BOOTTIME is
+ * that clock on Linux but not under every sandbox (gVisor's runs seconds
+ * apart, which made every process look old).
+ */
 static double process_age(pid_t pid)
 {
-	char buf[1024];
-	struct timespec now;
+	char buf[1024], up[64];
 	unsigned long long start;
+	double now;
 	if (read_proc(pid, "stat", buf, sizeof(buf)) <= 0 || !strrchr(buf, ')'))
 		return 1e9;
 	/* Field 22; the fields after the command's ')' start at 3. */
 	const char *p = strrchr(buf, ')') + 1;
 	for (int field = 2; field < 21 && p; field++)
 		p = strchr(p + 1, ' ');
-	if (!p || sscanf(p, " %llu", &start) != 1 || clock_gettime(CLOCK_BOOTTIME, &now))
+	int fd = open("/proc/uptime", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, up, sizeof(up) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0 || !p || sscanf(p, " %llu", &start) != 1)
+		return 1e9;
+	up[n] = 0;
+	if (sscanf(up, "%lf", &now) != 1)
 		return 1e9;
 	long hz = sysconf(_SC_CLK_TCK);
-	return (double)now.tv_sec + (double)now.tv_nsec * 1e-9 - (double)start / (double)hz;
+	return now - (double)start / (double)hz;
 }
 
 static void sleep_ms(long ms)
@@ -242,7 +254,7 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-int agent_connect_wait(pid_t pid, char *path, size_t len)
+int agent_connect_wait_for(pid_t pid, char *path, size_t len, double at_least)
 {
 	double waited = 0;
 	for (;;) {
@@ -257,11 +269,17 @@ int agent_connect_wait(pid_t pid, char *path, size_t len)
 		bool wants = process_env(pid, "SLUB_OPTIONS", opts, sizeof(opts)) &&
 			     options_want_agent(opts);
 		if (!agent_process_running(pid) ||
-		    (process_age(pid) >= AGENT_WAIT_S && (!wants || waited >= AGENT_WAIT_S)))
+		    (waited >= at_least && process_age(pid) >= AGENT_WAIT_S &&
+		     (!wants || waited >= AGENT_WAIT_S)))
 			return fd;
 		sleep_ms(20);
 		waited += 0.02;
 	}
+}
+
+int agent_connect_wait(pid_t pid, char *path, size_t len)
+{
+	return agent_connect_wait_for(pid, path, len, 0);
 }
 
 void agent_explain(const char *tool, pid_t pid, int err, const char *path)

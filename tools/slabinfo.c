@@ -380,6 +380,51 @@ static int tree_source_open(struct source *src, struct tree *tree, const char *d
 	return 0;
 }
 
+enum view { VIEW_TABLE, VIEW_JSON, VIEW_ALIASES, VIEW_XTOTALS, VIEW_TOTALS };
+
+/* Load @src's caches and print them as @view asks: the exit status. */
+static int print_tables(struct source *src, struct slabinfo_opts *o, const regex_t *re,
+			const char *pattern, bool filtered, bool live, enum view view)
+{
+	struct slabinfo_set set = {
+		.page_size = (unsigned long)sysconf(_SC_PAGESIZE),
+		.read = src->read, .write = src->write, .ctx = src->ctx,
+		.out = { stdout_write, NULL },
+		.counts_problems = live,	/* the agent answers validate with a count */
+	};
+	if (src->load(src, &set, re))
+		return 1;	/* (the set is left: the tool exits soon) */
+	if (!set.nr) {
+		fprintf(stderr, "slabinfo: no cache in %s%s%s\n", src->what,
+			filtered ? " matches " : "", filtered ? pattern : "");
+		return 1;
+	}
+	if (slabinfo_link(&set, o))
+		fprintf(stderr, "slabinfo: an alias in %s names no cache there\n", src->what);
+	if ((o->sort_active || o->show_activity) && !set.caches[0].has_stats) {
+		bool any = false;
+		for (size_t i = 0; i < set.nr; i++)
+			any |= set.caches[i].has_stats;
+		if (!any && o->sort_active)
+			fprintf(stderr, "slabinfo: -A: no statistics counters in %s (a kernel with "
+				"CONFIG_SLUB_STATS, libslub built with -DSLUB_STATS=ON); sorted by "
+				"name\n", src->what);
+	}
+	if (view == VIEW_JSON) {
+		slabinfo_sort(&set, o);
+		print_json(&set, src, o->lines);
+	} else if (view == VIEW_ALIASES) {
+		slabinfo_print_aliases(&set, o);
+	} else if (view == VIEW_XTOTALS) {
+		slabinfo_xtotals(&set, o);
+	} else if (view == VIEW_TOTALS) {
+		slabinfo_totals(&set, o);
+	} else {
+		slabinfo_sort(&set, o);
+		slabinfo_output(&set, o);
+	}
+	return set.errors ? 1 : 0;
+}
 int main(int argc, char **argv)
 {
 	struct slabinfo_opts o = { .skip_zero = true, .lines = -1 };
@@ -497,46 +542,45 @@ int main(int argc, char **argv)
 		return 1;
 	if (watch)
 		return live_watch(&src, &o, &re, watch);
+	enum view view = json ? VIEW_JSON : aliases ? VIEW_ALIASES : xtotals ? VIEW_XTOTALS :
+			 totals ? VIEW_TOTALS : VIEW_TABLE;
 
-	struct slabinfo_set set = {
-		.page_size = (unsigned long)sysconf(_SC_PAGESIZE),
-		.read = src.read, .write = src.write, .ctx = src.ctx,
-		.out = { stdout_write, NULL },
-		.counts_problems = pid != 0,	/* the agent answers validate with a count */
-	};
-	if (src.load(&src, &set, &re))
-		return 1;
-	if (!set.nr) {
-		fprintf(stderr, "slabinfo: no cache in %s%s%s\n", src.what,
-			argc > optind ? " matches " : "", argc > optind ? pattern : "");
-		return 1;
+	if (!pid)
+		return print_tables(&src, &o, &re, pattern, argc > optind, false, view);
+	/*
+	 * A live process may exec while it is read (a launcher, a shell
+	 * script's exec, a pyenv shim chain): its new image's agent is asked
+	 * again, and what the first one answered is thrown away, so stdout
+	 * holds a table of one image only.
+	 */
+	for (;;) {
+		fflush(stdout);
+		int out = dup(STDOUT_FILENO);
+		FILE *held = tmpfile();
+		if (out < 0 || !held || dup2(fileno(held), STDOUT_FILENO) < 0) {
+			if (held)
+				fclose(held);
+			if (out >= 0)
+				close(out);
+			return print_tables(&src, &o, &re, pattern, argc > optind, true, view);
+		}
+		int rc = print_tables(&src, &o, &re, pattern, argc > optind, true, view);
+		fflush(stdout);
+		dup2(out, STDOUT_FILENO);
+		close(out);
+		if (live_source_gone(&src) && live_source_reopen(&src)) {
+			fclose(held);
+			continue;
+		}
+		char buf[8192];
+		size_t n;
+		rewind(held);
+		while ((n = fread(buf, 1, sizeof(buf), held)) > 0)
+			fwrite(buf, 1, n, stdout);
+		fclose(held);
+		fflush(stdout);
+		if (live_source_hung_up(&src))
+			return 1;
+		return rc;
 	}
-	if (slabinfo_link(&set, &o))
-		fprintf(stderr, "slabinfo: an alias in %s names no cache there\n", src.what);
-	if ((o.sort_active || o.show_activity) && !set.caches[0].has_stats) {
-		bool any = false;
-		for (size_t i = 0; i < set.nr; i++)
-			any |= set.caches[i].has_stats;
-		if (!any && o.sort_active)
-			fprintf(stderr, "slabinfo: -A: no statistics counters in %s (a kernel with "
-				"CONFIG_SLUB_STATS, libslub built with -DSLUB_STATS=ON); sorted by "
-				"name\n", src.what);
-	}
-	if (json) {
-		slabinfo_sort(&set, &o);
-		print_json(&set, &src, o.lines);
-	} else if (aliases) {
-		slabinfo_print_aliases(&set, &o);
-	} else if (xtotals) {
-		slabinfo_xtotals(&set, &o);
-	} else if (totals) {
-		slabinfo_totals(&set, &o);
-	} else {
-		slabinfo_sort(&set, &o);
-		slabinfo_output(&set, &o);
-	}
-	fflush(stdout);
-	if (pid && live_source_hung_up(&src))
-		return 1;
-	return set.errors ? 1 : 0;
 }

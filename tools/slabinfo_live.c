@@ -22,6 +22,7 @@ struct live {
 	pid_t pid;
 	bool gone;		/* the connection broke, or was given up: nothing more is asked */
 	bool broken;		/* given up: an answer outside the protocol */
+	int reopened;		/* connections made again after an exec (live_source_reopen) */
 	char what[32];
 };
 
@@ -88,9 +89,9 @@ static int live_load(struct source *src, struct slabinfo_set *set, const regex_t
 	char *list;
 	int st = live_call(l, "caches", NULL, &list);
 	if (st) {
-		if (!l->broken)
-			fprintf(stderr, "slabinfo: %s: %s\n", l->what, l->gone ?
-				"its agent hung up (the process exited or exec'd)" : strerror(-st));
+		/* A hang-up is the caller's to tell (live_source_reopen, live_source_hung_up). */
+		if (!l->gone)
+			fprintf(stderr, "slabinfo: %s: %s\n", l->what, strerror(-st));
 		free(list);
 		return -1;
 	}
@@ -148,6 +149,27 @@ int live_source_open(struct source *src, pid_t pid)
 	}
 	*src = (struct source){ l.what, &l, live_read, live_write, live_load, live_attr_names };
 	return 0;
+}
+
+/*
+ * After a hang-up while the caches were read: a process that is still
+ * there exec'd (a launcher, a shell script's exec, a pyenv shim chain),
+ * and its new image starts an agent of its own: connect again, within
+ * AGENT_WAIT_S of the first try.  False when that is not the case.
+ */
+bool live_source_reopen(struct source *src)
+{
+	struct live *l = src->ctx;
+	if (!l->gone || l->broken || ++l->reopened > 10 || !agent_process_running(l->pid))
+		return false;
+	close(l->fd);
+	char path[128] = "";
+	int fd = agent_connect_wait_for(l->pid, path, sizeof(path), AGENT_WAIT_S);
+	if (fd < 0)
+		return false;
+	l->fd = fd;
+	l->gone = false;
+	return true;
 }
 
 bool live_source_gone(const struct source *src)

@@ -34,6 +34,8 @@ void source_add_name(char ***names, size_t *nr, size_t *cap, const char *name);
 /* The agent of @pid as a source: 0, or 1 after saying why not. */
 int live_source_open(struct source *src, pid_t pid);
 /* The process is gone (its connection broke), or its agent was given up. */
+/* After a failed load: true if the process exec'd and its new agent is connected. */
+bool live_source_reopen(struct source *src);
 bool live_source_gone(const struct source *src);
 /* The same, saying so on stderr (once the output is done). */
 bool live_source_hung_up(const struct source *src);

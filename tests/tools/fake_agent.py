@@ -9,7 +9,11 @@
 #                                  one cache, then a positive status (which
 #                                  a client must not take for a length)
 #                                  to every other request
-# Both print "ready" once listening and run until killed.
+#   fake_agent.py exec DIR PROG…   listen at DIR/<own pid>.sock, answer
+#                                  one cache, hang up at the first read of
+#                                  an attribute and exec PROG (as a launcher
+#                                  that is itself on libslub does)
+# Each prints "ready" once listening; plant and hostile run until killed.
 import os
 import socket
 import sys
@@ -51,7 +55,25 @@ def hostile(directory):
         c.close()
 
 
+def launcher(directory, argv):
+    path = os.path.join(directory, "%d.sock" % os.getpid())
+    s = listen(path)
+    c, _ = s.accept()
+    f = c.makefile("rb")
+    for line in f:
+        if line != b"caches\n":
+            break
+        body = b"kmem_cache\tkmem_cache\n"
+        c.sendall(b"0\t%d\n" % len(body) + body)
+    c.close()
+    s.close()
+    os.unlink(path)
+    os.execvp(argv[0], argv)
+
+
 if sys.argv[1] == "plant":
     plant(sys.argv[2], sys.argv[3])
+elif sys.argv[1] == "exec":
+    launcher(sys.argv[2], sys.argv[3:])
 else:
     hostile(sys.argv[2])

@@ -162,4 +162,17 @@ wait_until 30 grep -q ready fake3.out || fail "the hostile agent did not start"
 st=0; "$slabinfo" -p "$hostile" -o >out.txt 2>&1 || st=$?
 [ "$st" = 1 ] && grep -q "its agent's answer is not the protocol's" out.txt ||
   fail "-p -o on a hostile agent: status $st, $(head -c 300 out.txt)"
+# A launcher on libslub that execs the program while slabinfo reads it
+# (a pyenv shim, a shell script's exec): the new image's agent is asked
+# again, and the table is the program's.
+rm -f in out; mkfifo in out
+$fake exec "$work/slub" env SLUB_OPTIONS=slub_agent "$target" <in >out &
+launcher=$!
+pids+=($launcher)
+exec 3>in 4<out
+read -r -u 4 word || fail "the launcher did not start"
+st=0; "$slabinfo" -p "$launcher" >out.txt 2>&1 || st=$?
+[ "$st" = 0 ] && grep -q '^agent_t_plain ' out.txt ||
+  fail "-p across the launcher's exec: status $st, $(head -c 300 out.txt)"
+quit
 echo "test_slabinfo_live: ok"
