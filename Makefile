@@ -11,7 +11,7 @@ PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
 # CMake's own makefiles run under this one: keep their output quiet.
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all run test build configure bench fuzz install clean
+.PHONY: all run test build configure bench fuzz install clean docs
 
 all: build
 
@@ -68,6 +68,11 @@ fuzz:
 	  -DSLUB_WERROR=ON $(CMAKE_FLAGS) >/dev/null
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzz_targets
 	scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# docs/options.md's table, generated from src/base/options.h (test_options_doc checks it).
+docs: configure
+	cmake --build $(BUILD) --target gen_options
+	python3 -c 'import re,subprocess,sys; t=subprocess.run(["$(BUILD)/tests/gen_options"],capture_output=True,text=True,check=True).stdout; p="docs/options.md"; d=open(p).read(); b=d.index("<!-- options: begin"); e=d.index("<!-- options: end -->")+len("<!-- options: end -->\n"); open(p,"w").write(d[:b]+t+d[e:])'
 
 install: build
 	cmake --install $(BUILD) --prefix $(or $(PREFIX),/usr/local)
