@@ -338,6 +338,16 @@ static void leaks(void)
 	CHECK(strstr(out, "allocated in lost_here") && !strstr(out, "allocated in kept_here"));
 	expect("slub_debug=U slub_leak_check=1 slub_leak_check_reachable=1", "scan", 100, 0,
 	       "allocated in lost_here", "allocated in kept_here");
+	/* A suppression file in LeakSanitizer's syntax; a line of another kind is named. */
+	char sup[] = "/tmp/slub-suppressions-XXXXXX", opts[128];
+	int fd = mkstemp(sup);
+	static const char text[] = "# the scan's lost blocks\nleak:lost_*\ncalled_from_lib:libx.so\n";
+	CHECK(fd >= 0 && write(fd, text, sizeof(text) - 1) == (ssize_t)sizeof(text) - 1);
+	close(fd);
+	snprintf(opts, sizeof(opts), "slub_debug=U slub_leak_check=1 slub_leak_suppressions=%s", sup);
+	expect(opts, "scan", 100, 0, "leak: no leaks", "leak: suppressed: 4 blocks, 128 bytes");
+	CHECK(strstr(out, "'called_from_lib:libx.so' skipped") != NULL);
+	unlink(sup);
 }
 
 static void no_false_reports(void)

@@ -16,6 +16,7 @@
 #include "slab/debug/slab_leak.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/debug/leak_suppress.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -184,7 +185,7 @@ static void print_site(const struct leak_site *site)
  * which glibc frees only in __libc_freeres(), as valgrind calls it).  Both
  * are told apart reliably; they are summed in one line, not listed.
  */
-enum leak_kind { LEAK_PROGRAM, LEAK_STARTUP, LEAK_STDIO };
+enum leak_kind { LEAK_PROGRAM, LEAK_STARTUP, LEAK_STDIO, LEAK_SUPPRESSED };
 #define LEAK_SITES_CLASSIFIED 1024	/* naming a site costs; the rest count as the program's */
 
 static enum leak_kind leak_kind_of(const struct leak_site *site)
@@ -199,12 +200,14 @@ static enum leak_kind leak_kind_of(const struct leak_site *site)
 	/* The dynamic loader's own blocks (tracked once slub_debug_frames=0 needs no unwinder). */
 	if (strstr(sym, "/ld-linux") || strstr(sym, "[ld-linux"))
 		return LEAK_STARTUP;
+	if (leak_suppressed(site->addr, site->handle))
+		return LEAK_SUPPRESSED;
 	return LEAK_PROGRAM;
 }
 
 struct leak_sum {
-	unsigned long kept, objects, libc_objects;
-	size_t bytes, libc_bytes;
+	unsigned long kept, objects, libc_objects, suppressed_objects;
+	size_t bytes, libc_bytes, suppressed_bytes;
 };
 
 /*
@@ -227,7 +230,13 @@ static void sum_sites(struct leak_table *lt, bool reached, struct leak_sum *sum)
 	qsort(lt->site, used, sizeof(*lt->site), by_bytes);
 	for (unsigned long i = 0; i < used; i++) {
 		struct leak_site *site = &lt->site[i];
-		if (i < LEAK_SITES_CLASSIFIED && leak_kind_of(site) != LEAK_PROGRAM) {
+		enum leak_kind kind = i < LEAK_SITES_CLASSIFIED ? leak_kind_of(site) : LEAK_PROGRAM;
+		if (kind == LEAK_SUPPRESSED) {
+			sum->suppressed_objects += site->count;
+			sum->suppressed_bytes += site->bytes;
+			continue;
+		}
+		if (kind != LEAK_PROGRAM) {
 			sum->libc_objects += site->count;
 			sum->libc_bytes += site->bytes;
 			continue;
@@ -262,6 +271,7 @@ void slub_leak_report(void)
 	}
 	collect_caches(&lt);
 	slub_leak_collect_extents(&lt);
+	leak_suppress_load();
 	bool scanned = leak_scan(&lt);
 	sum_sites(&lt, false, &lost);
 	slub_report_begin();
@@ -279,10 +289,14 @@ void slub_leak_report(void)
 		slub_report_line("leak: not counted: %lu block%s, %zu bytes of the loader's and libc's "
 				 "own (start-up, stdio buffers)", lost.libc_objects,
 				 lost.libc_objects == 1 ? "" : "s", lost.libc_bytes);
+	if (lost.suppressed_objects)
+		slub_report_line("leak: suppressed: %lu block%s, %zu bytes (slub_leak_suppressions)",
+				 lost.suppressed_objects, lost.suppressed_objects == 1 ? "" : "s",
+				 lost.suppressed_bytes);
 	if (scanned) {
 		sum_sites(&lt, true, &kept);
-		unsigned long n = kept.objects + kept.libc_objects;
-		size_t b = kept.bytes + kept.libc_bytes;
+		unsigned long n = kept.objects + kept.libc_objects + kept.suppressed_objects;
+		size_t b = kept.bytes + kept.libc_bytes + kept.suppressed_bytes;
 		if (n && slub_opt(leak_check_reachable)) {
 			slub_report_line("leak: still reachable: %lu block%s, %zu bytes, from %lu call "
 					 "site%s:", n, n == 1 ? "" : "s", b, kept.kept,
