@@ -338,6 +338,9 @@ static void leaks(void)
 	CHECK(strstr(out, "allocated in lost_here") && !strstr(out, "allocated in kept_here"));
 	expect("slub_debug=U slub_leak_check=1 slub_leak_check_reachable=1", "scan", 100, 0,
 	       "allocated in lost_here", "allocated in kept_here");
+	/* A block whose free was refused after a report: the program let it go, no leak. */
+	expect(DEBUG " slub_leak_check=1", "overflow", 24, 1, "Redzone overwritten",
+	       "leak: not counted: 1 block, 24 bytes the program freed but libslub kept");
 	/* A suppression file in LeakSanitizer's syntax; a line of another kind is named. */
 	char sup[] = "/tmp/slub-suppressions-XXXXXX", opts[128];
 	int fd = mkstemp(sup);

@@ -95,6 +95,41 @@ static void leak_site_add(struct leak_table *lt, const struct leak_block *b)
 	lt->unplaced++;		/* the table is full */
 }
 
+/* ---- frees refused after a report -------------------------------------------------- */
+
+#define REFUSED_MAX 1024		/* the latest, a ring: a bound on what a run may report */
+
+struct refused {
+	uintptr_t object;
+	unsigned long when;		/* the allocation track's: tells a later reuse apart */
+	uint32_t handle;
+};
+
+static struct refused refused_ring[REFUSED_MAX];
+static unsigned long refused_next;
+
+void leak_note_refused(const void *object, const struct track *alloc)
+{
+	unsigned long i = __atomic_fetch_add(&refused_next, 1, __ATOMIC_RELAXED) % REFUSED_MAX;
+	struct refused *r = &refused_ring[i];
+	__atomic_store_n(&r->when, alloc->when, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->handle, alloc->handle, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->object, (uintptr_t)object, __ATOMIC_RELEASE);
+}
+
+static bool was_refused(const void *object, const struct track *alloc)
+{
+	unsigned long n = __atomic_load_n(&refused_next, __ATOMIC_RELAXED);
+	for (unsigned long i = 0; i < n && i < REFUSED_MAX; i++) {
+		const struct refused *r = &refused_ring[i];
+		if (__atomic_load_n(&r->object, __ATOMIC_ACQUIRE) == (uintptr_t)object &&
+		    __atomic_load_n(&r->when, __ATOMIC_RELAXED) == alloc->when &&
+		    __atomic_load_n(&r->handle, __ATOMIC_RELAXED) == alloc->handle)
+			return true;
+	}
+	return false;
+}
+
 /* ---- the caches' objects ---------------------------------------------------------- */
 
 struct cache_walk {
@@ -118,7 +153,13 @@ static void collect_slab(struct page *head, void *arg)
 		if (free_map[i / 64] & (1UL << (i % 64)))
 			continue;
 		void *p = slab_object_at(s, slab, i);
-		leak_table_add(w->lt, p, get_orig_size(s, p), get_track(s, p, TRACK_ALLOC));
+		const struct track *t = get_track(s, p, TRACK_ALLOC);
+		if (was_refused(p, t)) {
+			w->lt->refused++;
+			w->lt->refused_bytes += get_orig_size(s, p);
+			continue;
+		}
+		leak_table_add(w->lt, p, get_orig_size(s, p), t);
 	}
 }
 
@@ -307,6 +348,10 @@ void slub_leak_report(void)
 					 "slub_leak_check_reachable=1 lists them)", n, n == 1 ? "" : "s", b);
 		}
 	}
+	if (lt.refused)
+		slub_report_line("leak: not counted: %lu block%s, %zu bytes the program freed but libslub "
+				 "kept, its free refused after a report above", lt.refused,
+				 lt.refused == 1 ? "" : "s", lt.refused_bytes);
 	if (lt.unplaced)
 		slub_report_line("leak: %lu blocks not placed (too many call sites)", lt.unplaced);
 	if (lt.dropped)

@@ -35,6 +35,8 @@ struct leak_table {
 	struct leak_block *block;	/* every block, mapped sparse */
 	size_t block_map_bytes;
 	unsigned long nr_blocks, max_blocks, dropped;
+	unsigned long refused;		/* allocated, but the program's free was refused */
+	size_t refused_bytes;
 };
 
 __hidden bool leak_table_init(struct leak_table *lt);
@@ -50,6 +52,13 @@ __hidden void leak_table_add(struct leak_table *lt, const void *start, size_t by
  * False if it could not run (then nothing is marked).
  */
 __hidden bool leak_scan(struct leak_table *lt);
+/*
+ * A free refused after a report (a damaged red zone, say): the object
+ * stays allocated, but the program let it go, so the leak check counts it
+ * apart instead of listing it.  Told by address and allocation track, so
+ * an object freed and handed out again later is listed as usual.
+ */
+__hidden void leak_note_refused(const void *object, const struct track *alloc);
 /* The malloc library's debug extents (a weak no-op in libslub.so). */
 __hidden void slub_leak_collect_extents(struct leak_table *lt);
 /* Print the listing now (the exit-time destructor calls it under slub_leak_check). */
