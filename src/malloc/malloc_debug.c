@@ -395,6 +395,8 @@ static void collect_extent(struct page *head, void *arg)
 
 void slub_leak_collect_extents(struct leak_table *lt)
 {
-	if (extent_debug_flags())
+	if (extent_debug_flags()) {
 		page_for_each_block(collect_extent, lt);
+		page_for_each_large(collect_extent, lt);
+	}
 }

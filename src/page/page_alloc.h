@@ -179,6 +179,8 @@ __hidden unsigned long page_alloc_validate(void);
  * walks that no list serves, such as a cache's full slabs at destroy.
  */
 __hidden void page_for_each_block(void (*fn)(struct page *head, void *arg), void *arg);
+/* The same for the heads of large regions (above 4 MiB): exit-time walks only. */
+__hidden void page_for_each_large(void (*fn)(struct page *head, void *arg), void *arg);
 
 /* Snapshot of free block counts per order, for buddyinfo and tests. */
 /*

@@ -104,6 +104,16 @@ static __attribute__((noinline)) void scan_cases(void)
 	usleep(20000);		/* the holder thread is up */
 }
 
+/* Blocks above 4 MiB are large regions of their own: found and read too. */
+static __attribute__((noinline)) void scan_large_cases(void)
+{
+	void **big = kept_here(5 << 20);	/* reachable; the only pointer to a kept one */
+	big[1000] = kept_here(40);
+	keep_global = big;
+	void **lost = lost_here(6 << 20);	/* unreachable; the only pointer to a lost one */
+	lost[5] = lost_here(32);
+}
+
 /* ---- the bugs, in the child --------------------------------------------------- */
 
 static __attribute__((noinline)) int child(const char *what, size_t n, long arg)
@@ -165,6 +175,12 @@ static __attribute__((noinline)) int child(const char *what, size_t n, long arg)
 		free(p);
 	} else if (!strcmp(what, "scan")) {
 		scan_cases();
+		scrub_stack();
+		free(p);
+		free(q);
+		q = NULL;
+	} else if (!strcmp(what, "scan_large")) {
+		scan_large_cases();
 		scrub_stack();
 		free(p);
 		free(q);
@@ -338,6 +354,9 @@ static void leaks(void)
 	CHECK(strstr(out, "allocated in lost_here") && !strstr(out, "allocated in kept_here"));
 	expect("slub_debug=U slub_leak_check=1 slub_leak_check_reachable=1", "scan", 100, 0,
 	       "allocated in lost_here", "allocated in kept_here");
+	expect("slub_debug=U slub_leak_check=1", "scan_large", 100, 0,
+	       "leak: 2 blocks, 6291488 bytes unreferenced at exit", "leak: still reachable:");
+	CHECK(strstr(out, "allocated in lost_here") && !strstr(out, "allocated in kept_here"));
 	/* A block whose free was refused after a report: the program let it go, no leak. */
 	expect(DEBUG " slub_leak_check=1", "overflow", 24, 1, "Redzone overwritten",
 	       "leak: not counted: 1 block, 24 bytes the program freed but libslub kept");

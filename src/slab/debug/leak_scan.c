@@ -8,7 +8,7 @@
  * live part of this thread's stack (its registers spilled onto it), and
  * inside the heap every slab and block that is no candidate: a cache
  * without U (its objects are not tracked, so all of its slabs are read),
- * a page block or extent that holds no tracked block.  Every aligned word
+ * a page block, extent or large region that holds no tracked block.  Every aligned word
  * that points into a candidate, at its start or inside (valgrind's
  * "possibly lost" is not reported as lost), marks it; a marked block is
  * read in turn.  The scan's own tables are mapped outside the heap and
@@ -16,7 +16,9 @@
  *
  * Roots are read with process_vm_readv(), which returns EFAULT where a
  * plain read would fault (a mapping another thread unmaps meanwhile, a
- * file mapping past its file's end); the heap's blocks are read directly.
+ * file mapping past its file's end), and so are blocks in large regions,
+ * which their free unmaps; the sections' blocks stay mapped and are read
+ * directly.
  */
 #define _GNU_SOURCE
 #include "slab/debug/slab_leak.h"
@@ -133,11 +135,7 @@ static void scan_root(struct scan *sc, uintptr_t from, uintptr_t to)
 	}
 }
 
-/*
- * A mapping: outside the heap, a root (from sp up, for this thread's
- * stack); inside it, only large regions that hold no candidate (the
- * sections' slabs and blocks are the page walk's).
- */
+/* A mapping outside the heap: a root (from sp up, for this thread's stack). */
 static bool scan_mapping(const struct maps_entry *e, const char *path, void *arg)
 {
 	struct scan *sc = arg;
@@ -149,13 +147,10 @@ static bool scan_mapping(const struct maps_entry *e, const char *path, void *arg
 		uintptr_t next = (a | (SECTION_SIZE - 1)) + 1;
 		if (next > e->end || next < a)
 			next = e->end;
-		uint32_t slot = memmap_slot(a);
 		uintptr_t from = a;
 		if (sc->sp >= a && sc->sp < next)
 			from = sc->sp;
-		if (!slot)
-			scan_root(sc, from, next);
-		else if ((slot & SLOT_LARGE) && !holds_candidate(sc, memmap_region_base(a), next))
+		if (!memmap_slot(a))	/* the heap's: the page walks' (scan_heap_block) */
 			scan_root(sc, from, next);
 		a = next;
 	}
@@ -175,7 +170,11 @@ static void scan_heap_block(struct page *head, void *arg)
 	}
 	size_t bytes = (page_flags(head) & PG_extent) ? head->nr_extent_pages << PAGE_SHIFT :
 							 PAGE_SIZE << head->order;
-	if (!holds_candidate(sc, start, start + bytes))
+	if (holds_candidate(sc, start, start + bytes))
+		return;
+	if (page_flags(head) & PG_large)	/* its free unmaps it: read safely */
+		scan_root(sc, start, start + bytes);
+	else
 		scan_block(sc, start, bytes);
 }
 
@@ -183,7 +182,11 @@ static void drain(struct scan *sc)
 {
 	while (sc->nr_work) {
 		const struct leak_block *b = &sc->lt->block[sc->work[--sc->nr_work]];
-		scan_block(sc, b->start, b->bytes);
+		/* A large region goes with its block: a thread still running may free it now. */
+		if (memmap_in_large_region((const void *)b->start))
+			scan_root(sc, b->start, b->start + b->bytes);
+		else
+			scan_block(sc, b->start, b->bytes);
 	}
 }
 
@@ -195,6 +198,7 @@ static __attribute__((noinline)) void scan_roots(struct scan *sc)
 	maps_walk(scan_mapping, sc);
 	drain(sc);
 	page_for_each_block(scan_heap_block, sc);
+	page_for_each_large(scan_heap_block, sc);
 	drain(sc);
 }
 
