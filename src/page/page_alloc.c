@@ -45,7 +45,8 @@ static uint64_t bound_idle_ms;	/* see zone_bound_dirty() */
 static unsigned long thp_min_pages;	/* see large_fit_huge_pages() */
 static int thp_madvise = -1;		/* the system's THP setting is "madvise" (1); -1: not read yet */
 
-void page_alloc_init(void)
+/* The zones; under options_lock at start-up, after base's step. */
+static void page_alloc_init(void)
 {
 	decommit_order = (unsigned int)slub_opt(decommit_order);
 	decay_ms = (uint64_t)slub_opt(decay_ms);
@@ -815,8 +816,23 @@ unsigned long slub_reclaim(void)
 
 /* ---- fork ------------------------------------------------------------------ */
 
-void page_alloc_fork_prepare(void)
+/*
+ * Whether this fork's prepare took the locks: before start-up there are no
+ * zones.  Start-up sets slub_started under options_lock, which the fork
+ * holds already (FORK_OPTIONS is outside FORK_PAGE): stable here.
+ */
+static bool fork_took_pages;
+
+/*
+ * Every page allocator lock in the documented order before, released after
+ * in the parent, made new in the child (the threads that may have held
+ * them do not exist there).
+ */
+static void page_alloc_fork_prepare(void)
 {
+	fork_took_pages = __atomic_load_n(&slub_started, __ATOMIC_RELAXED);
+	if (!fork_took_pages)
+		return;
 	pcp_fork_prepare();
 	/*
 	 * A decay drops the zone lock while it decommits blocks it took off
@@ -835,21 +851,28 @@ void page_alloc_fork_prepare(void)
 	memmap_lock();
 }
 
-void page_alloc_fork_parent(void)
+static void page_alloc_fork_parent(void)
 {
+	if (!fork_took_pages)
+		return;
 	memmap_unlock();
 	for_each_zone(z)
 		pthread_mutex_unlock(&z->lock);
 	pcp_fork_parent();
 }
 
-void page_alloc_fork_child(void)
+static void page_alloc_fork_child(void)
 {
+	if (!fork_took_pages)
+		return;
 	memmap_reinit_lock();
 	for_each_zone(z)
 		pthread_mutex_init(&z->lock, NULL);
 	pcp_fork_child();
 }
+slub_initcall(page_alloc_initcall, .init_level = INIT_PAGE, .init = page_alloc_init,
+	      .fork_level = FORK_PAGE, .fork_prepare = page_alloc_fork_prepare,
+	      .fork_parent = page_alloc_fork_parent, .fork_child = page_alloc_fork_child);
 
 /* ---- the page API ----------------------------------------------------------- */
 

@@ -155,16 +155,9 @@ __hidden void slub_malloc_pages_taken(unsigned long fresh);
 __hidden void page_alloc_drain_pcp(void);
 
 /*
- * fork(): take every page allocator lock in the documented order before,
- * release them after in the parent, make them new in the child (the
- * threads that may have held them do not exist there).
+ * Start-up (the zones) and fork() (its locks) are registered with base
+ * (slub_initcall(), base/start.h).
  */
-__hidden void page_alloc_fork_prepare(void);
-__hidden void page_alloc_fork_parent(void);
-__hidden void page_alloc_fork_child(void);
-
-/* Set up the zones; called once by slub_init_slow(). */
-__hidden void page_alloc_init(void);
 
 /*
  * Walk every free list and every descriptor of every zone; report each

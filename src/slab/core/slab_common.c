@@ -104,9 +104,9 @@ static void choose_percpu_mode(void)
 /*
  * fork(): take every slab lock in the documented order (kmalloc's DMA lock,
  * the cache list, then per cache its CPU slots and its node), so that no
- * other thread is inside a slow path at the fork.  init.c's one prepare
- * handler calls this before the page allocator's: slab locks, then page
- * allocator locks, as the lock order says.
+ * other thread is inside a slow path at the fork.  Registered with base at
+ * FORK_SLAB (base/start.h): before options_lock and the page allocator's,
+ * as the lock order says.
  */
 /*
  * Only the slots of CPUs ever used (slab_cpus), whose lock is held
@@ -126,7 +126,8 @@ static void for_each_cache_lock(bool lock)
 	}
 }
 
-void slab_fork_prepare(void)
+/* fork(): the slab layer's locks, outside every other layer's (FORK_SLAB). */
+static void slab_fork_prepare(void)
 {
 	kmalloc_fork_lock(true);
 	sheaf_fork_lock(true);
@@ -137,7 +138,7 @@ void slab_fork_prepare(void)
 	pcpu_fork_lock(true);
 }
 
-void slab_fork_parent(void)
+static void slab_fork_parent(void)
 {
 	pcpu_fork_lock(false);
 	tsheaf_fork_lock(false);
@@ -148,7 +149,7 @@ void slab_fork_parent(void)
 	kmalloc_fork_lock(false);
 }
 
-void slab_fork_child(void)
+static void slab_fork_child(void)
 {
 	track_fork_child();
 	struct list_head *pos;
@@ -176,6 +177,8 @@ void slab_fork_child(void)
 	}
 	tsheaf_fork_child();	/* last: it frees to slabs, every lock set up again */
 }
+slub_initcall(slab_initcall, .fork_level = FORK_SLAB, .fork_prepare = slab_fork_prepare,
+	      .fork_parent = slab_fork_parent, .fork_child = slab_fork_child);
 
 
 /*
