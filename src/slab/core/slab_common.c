@@ -348,8 +348,12 @@ static const char *create_check(const char *name, unsigned int size, unsigned in
 		return "size larger than 4 MiB (KMALLOC_MAX_SIZE)";
 	if (align && !is_power_of_2(align))
 		return "alignment not a power of two";
-	if (align > PAGE_SIZE)
-		return "alignment larger than a page";
+	/*
+	 * A slab starts on a boundary of its own size, so any alignment up to
+	 * the largest slab's size holds once the stride is a multiple of it.
+	 */
+	if (align > (PAGE_SIZE << MAX_PAGE_ORDER))
+		return "alignment larger than the largest slab (4 MiB)";
 	if (flags & ~SLAB_VALID_FLAGS)
 		return "unknown flags";
 	return NULL;

@@ -40,6 +40,11 @@ static const struct row rows[] = {
 	{ "100 hwcache",  100,   0, SLAB_HWCACHE_ALIGN, false, 128, 48, 104, 1, 64, 0 },
 	{ "20 hwcache",    20,   0, SLAB_HWCACHE_ALIGN, false,  32,  8,  24, 1, 256, 0 },
 	{ "100 align256", 100, 256, 0, false, 256, 48, 104, 1, 32, 0 },
+	/* beyond a page, as the kernel: a slab starts on a boundary of its size */
+	{ "100 align8k",  100, 8192, 0, false, 8192, 48, 104, 3, 4, 0 },
+	{ "8k align8k",  8192, 8192, 0, false, 8192, 4096, 8192, 3, 4, 0 },
+	{ "64 align4M",    64, 4u << 20, 0, false, 4u << 20, 32, 64, 10, 1, 0 },
+	{ "24 redzone align16k", 24, 16384, SLAB_RED_ZONE, false, 32768, 8, 32, 3, 1, 16384 },
 	/* free pointer after the object: constructor, poison, RCU */
 	{ "24 ctor",       24,   0, 0, true,   32,   24,   24, 1, 256, 0 },
 	{ "24 poison",     24,   0, SLAB_POISON, false, 32, 24, 24, 1, 256, 0 },
@@ -75,6 +80,60 @@ static void table(void)
 		CHECK_EQ(oo_order(s->min), min_order < SLAB_MIN_ORDER ? SLAB_MIN_ORDER : min_order);
 		kmem_cache_destroy(s);
 	}
+}
+
+/*
+ * Alignments above a page: every object of a full slab, and of a slab of
+ * the fallback order, on its boundary; the kmalloc caches' own (the
+ * kernel's kmalloc-8k is 8192-aligned) and a user's create merging into one.
+ */
+static void large_align(void)
+{
+	static const unsigned int aligns[] = { 8192, 16384, 65536, 1u << 20 };
+	for (size_t i = 0; i < sizeof(aligns) / sizeof(aligns[0]); i++) {
+		unsigned int align = aligns[i];
+		struct kmem_cache *s = kmem_cache_create("big-align", 200, align, SLAB_NO_MERGE, NULL);
+		CHECK(s != NULL);
+		if (!s)
+			continue;
+		CHECK_EQ(s->align, align);
+		void *obj[20];
+		for (int k = 0; k < 20; k++) {
+			obj[k] = kmem_cache_alloc(s, GFP_KERNEL);
+			CHECK(obj[k] != NULL && !((uintptr_t)obj[k] & (align - 1)));
+			if (obj[k])
+				memset(obj[k], 0x5c, 200);
+		}
+		for (int k = 0; k < 20; k++)
+			kmem_cache_free(s, obj[k]);
+		CHECK_EQ(slab_validate_cache(s), 0);
+		kmem_cache_destroy(s);
+	}
+	/* Red zones move the object by a left pad of the alignment: still aligned. */
+	struct kmem_cache *rz = kmem_cache_create("big-align-rz", 100, 16384,
+						  SLAB_RED_ZONE | SLAB_POISON, NULL);
+	CHECK(rz != NULL);
+	if (rz) {
+		void *a = kmem_cache_alloc(rz, GFP_KERNEL), *b = kmem_cache_alloc(rz, GFP_KERNEL);
+		CHECK(a && b && !((uintptr_t)a & 16383) && !((uintptr_t)b & 16383));
+		kmem_cache_free(rz, a);
+		kmem_cache_free(rz, b);
+		CHECK_EQ(slab_validate_cache(rz), 0);
+		kmem_cache_destroy(rz);
+	}
+
+	struct kmem_cache *k8 = slub_find_cache("kmalloc-8k");
+	CHECK(k8 != NULL && k8->align == 8192);
+	struct kmem_cache *m = kmem_cache_create("kmalloc-8k-again", 8192, 8192, 0, NULL);
+	CHECK(m != NULL && m == k8);
+	if (m) {
+		void *p = kmem_cache_alloc(m, GFP_KERNEL);
+		CHECK(p && !((uintptr_t)p & 8191));
+		kmem_cache_free(m, p);
+		kmem_cache_destroy(m);
+	}
+	/* The largest slab's size is the limit. */
+	EXPECT_REPORT(kmem_cache_create("too-aligned", 64, 8u << 20, 0, NULL), "alignment larger");
 }
 
 static void partial_rules(void)
@@ -138,6 +197,7 @@ int main(int argc, char **argv)
 		return check_done();
 	}
 	RUN(table);
+	RUN(large_align);
 	RUN(partial_rules);
 	RUN(min_objects_option);
 	return check_done();
