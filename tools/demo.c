@@ -120,8 +120,8 @@ int main(void)
 	       "been written to; never-touched ones were not resident to begin with\n", reclaimed,
 	       (reclaimed * PAGE_SIZE) >> 20);
 	show("after slub_reclaim(): per-CPU lists drained, every section whole again: one\n"
-	     "   order-7, one order-8 and one order-9 block (its first 512 KiB holds the\n"
-	     "   section's own page descriptors) and the order-10 blocks carved so far (the\n"
+	     "   order-6, one order-8 and one order-9 block (its first 768 KiB hold the\n"
+	     "   section's own page descriptors and slab links) and the order-10 blocks carved so far (the\n"
 	     "   zone carves them one at a time, as it needs them)");
 
 	/* Object caches on top: SLUB packs objects into slabs of pages. */

@@ -148,6 +148,7 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 	size_t align = SECTION_SIZE;
 
 	if (kind == REGION_SECTION) {
+		first_page = SECTION_FIRST_PAGE;	/* after the slab link table */
 		nr_pages = PAGES_PER_SECTION - first_page;
 	} else {
 		if (nr_pages == 0 || nr_pages > (1UL << (ADDR_BITS - 2 - PAGE_SHIFT))) {
@@ -168,8 +169,10 @@ static struct mem_region *add_region(uint64_t nr_pages, enum region_kind kind, i
 		if (data_align > align)
 			align = data_align;
 	}
-	size_t map_bytes = (size_t)nr_slots * MEMMAP_PAGES_PER_SLOT * PAGE_SIZE;
 	size_t data_off = (size_t)first_page << PAGE_SHIFT;
+	/* The mem_map, and a section's link table. */
+	size_t map_bytes = kind == REGION_SECTION ? data_off :
+				   (size_t)nr_slots * MEMMAP_PAGES_PER_SLOT * PAGE_SIZE;
 	size_t data_bytes = (size_t)nr_pages << PAGE_SHIFT;
 	/*
 	 * A section is its whole slot, and so is a large region, the rest of

@@ -10,7 +10,8 @@
  *   slot     one SECTION_SIZE-aligned piece of the address space; the section
  *            table has an entry per slot naming the region that owns it.
  *   mem_map  the region's array of struct page, one per 4 KiB page of the
- *            region, at the start of the region itself.  Descriptors 0
+ *            region, at the start of the region itself (in a section, the
+ *            slab link table follows it: SLAB_LINK_OFFSET).  Descriptors 0
  *            and 1 describe pages of the mem_map, which are never handed
  *            out, so they hold the region header (struct mem_region).
  *
@@ -85,10 +86,9 @@ enum pageflags {
 /*
  * struct page - one per 4 KiB page, 32 bytes (0.78% of the memory).
  * Flags, order, zone and node belong to the page allocator and the page's
- * current owner.  A slab reads its first two descriptors as one struct slab
- * (slab.h): its cache in the head's second word, its freelist and counters
- * in the list slot of the first tail, which stays a tail to every lookup
- * (flags and compound_head untouched); hence slabs have two pages at least.
+ * current owner.  A slab reads its head descriptor as a struct slab
+ * (slab.h): its cache in the second word, its freelist and counters in the
+ * list slot; its own list links are in the section's link table, below.
  */
 struct page {
 	uint32_t flags;		/* PG_* */
@@ -113,7 +113,7 @@ struct page {
 		struct list_head lru;
 		/* PG_extent head: pages of the extent (an extent is on no list). */
 		unsigned long nr_extent_pages;
-		/* Slab head: partial list (struct slab); first tail of a slab: freelist+counters. */
+		/* Slab head: freelist+counters (struct slab). */
 	};
 } __attribute__((aligned(32)));
 
@@ -122,6 +122,16 @@ static_assert(sizeof(struct page) == 32, "struct page must stay 32 bytes");
 static_assert(offsetof(struct page, lru) == 16, "struct slab overlays two descriptors");
 
 #define MEMMAP_PAGES_PER_SLOT (PAGES_PER_SECTION * sizeof(struct page) / PAGE_SIZE)
+/*
+ * A section's link table follows its mem_map: 16 bytes per page, the list
+ * links of a slab headed there (struct slab_link, slab.h).  Backed lazily,
+ * as the mem_map: only entries of slabs ever put on a list are touched.
+ * Large regions hold no slabs and have none.
+ */
+#define SLAB_LINK_SIZE 16
+#define SLAB_LINK_OFFSET (MEMMAP_PAGES_PER_SLOT * PAGE_SIZE)
+#define SLAB_LINK_PAGES (PAGES_PER_SECTION * SLAB_LINK_SIZE / PAGE_SIZE)
+#define SECTION_FIRST_PAGE (MEMMAP_PAGES_PER_SLOT + SLAB_LINK_PAGES)
 
 enum region_kind { REGION_SECTION = 1, REGION_LARGE = 2 };
 

@@ -106,7 +106,7 @@ static unsigned long check_section(struct zone *z, struct mem_region *r,
 			*used_pages += nr;
 			/* A head's second word is a cache exactly when it is a slab (memmap.h). */
 			intptr_t word = (intptr_t)READ_ONCE(page->compound_head);
-			if ((word > 0) != !!(flags & PG_slab) || ((flags & PG_slab) && !order)) {
+			if ((word > 0) != !!(flags & PG_slab)) {
 				slub_report("validate: %s: block %p (order %u, flags %#x) has second word %#lx",
 					    z->name, addr, order, flags, (unsigned long)word);
 				errors++;

@@ -43,11 +43,11 @@ static void section_header_and_lookups(void)
 	CHECK_EQ(r->kind, REGION_SECTION);
 	CHECK_EQ(r->flags, PG_reserved);
 	CHECK_EQ(r->nr_slots, 1);
-	CHECK_EQ(r->first_page, MEMMAP_PAGES_PER_SLOT);
+	CHECK_EQ(r->first_page, SECTION_FIRST_PAGE);
 	if (address_space_limited())	/* mapped as carved: 4 MiB at least */
-		CHECK(r->nr_pages >= 1024 && r->nr_pages <= PAGES_PER_SECTION - MEMMAP_PAGES_PER_SLOT);
+		CHECK(r->nr_pages >= 1024 && r->nr_pages <= PAGES_PER_SECTION - SECTION_FIRST_PAGE);
 	else
-		CHECK_EQ(r->nr_pages, PAGES_PER_SECTION - MEMMAP_PAGES_PER_SLOT);
+		CHECK_EQ(r->nr_pages, PAGES_PER_SECTION - SECTION_FIRST_PAGE);
 	CHECK(addr >= base + (r->first_page << PAGE_SHIFT));
 	CHECK(addr < base + SECTION_SIZE);
 	/* Descriptor and page are in the same region; arithmetic both ways. */

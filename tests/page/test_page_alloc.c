@@ -89,8 +89,8 @@ static void coalescing_restores_max_order(void)
 		free_page(pages[i]);
 	page_alloc_drain_pcp();		/* per-CPU lists hold back some pages */
 	CHECK_EQ(free_blocks(ZONE_NORMAL, MAX_PAGE_ORDER), before);
-	/* Below the order of a section's first block (whose buddy is the mem_map). */
-	for (int o = 0; o < __builtin_ctzl(MEMMAP_PAGES_PER_SLOT); o++)
+	/* Below the order of a section's first block (whose buddy is the link table). */
+	for (int o = 0; o < __builtin_ctzl(SECTION_FIRST_PAGE); o++)
 		CHECK_EQ(free_blocks(ZONE_NORMAL, o), 0);
 	CHECK_EQ(page_alloc_validate(), 0);
 	free(pages);

@@ -7,8 +7,8 @@
  * goes through the section table, the page's descriptor and its compound
  * head (slab.h); with it, through this table alone, and the slab's start
  * is its section's base (slabs live in section regions, one
- * SECTION_SIZE-aligned slot each) plus the offset the slab keeps in its
- * first tail (struct slab.start_in_section).
+ * SECTION_SIZE-aligned slot each) plus its head descriptor's index in the
+ * section, in pages (slab_start_in_section()).
  *
  * Two levels, for the ADDR_BITS - PAGE_SHIFT bits of a page number:
  *   root  PAGEMAP_ROOT_ENTRIES leaf pointers, in the bss (256 KiB, of

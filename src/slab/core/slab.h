@@ -3,9 +3,10 @@
  * slab.h - the SLUB engine's types and its inline fast paths.
  *
  * Glossary
- *   slab        2^order pages (order 1 at least) of objects of one cache;
+ *   slab        2^order pages (order 0 and up) of objects of one cache;
  *               its metadata (cache, freelist, inuse, objects, frozen) is
- *               in its first two page descriptors, read as a struct slab.
+ *               in its head's page descriptor, read as a struct slab, and
+ *               its list links in the section's link table.
  *   cpu slab    the one slab a CPU allocates from (frozen: on no list).
  *   freelist    free objects linked through the word at s->offset, stored
  *               encoded ("free pointers" below).  A cpu slab has two: the
@@ -77,7 +78,6 @@
 #include "slab/core/stat_items.h"
 
 #define MAX_OBJS_PER_PAGE 32767		/* slab->inuse is 15 bits */
-#define SLAB_MIN_ORDER 1		/* struct slab needs the first tail's descriptor */
 #define MIN_PARTIAL 5
 #define MAX_PARTIAL 10
 #define CACHE_LINE_SIZE 64
@@ -140,33 +140,21 @@ static inline unsigned int oo_objects(struct kmem_cache_order_objects x)
 }
 
 /*
- * struct slab - a slab's own view of its first two page descriptors, as the
- * kernel's struct slab overlays its struct page: the head's general part
- * (flags, order, the cache where a tail keeps its head pointer, the partial
- * list), then the first tail's, which keeps its flags and head pointer so
- * that lookups see an ordinary tail, and lends its list slot (unused in a
- * tail) to the freelist+counters unit.  One 64-byte line, as the kernel's
- * one 64-byte struct page; the memory map costs half as much.
+ * struct slab - a slab's own view of its head's page descriptor, as the
+ * kernel's struct slab overlays its struct page: the general part (flags,
+ * order, node), the cache where a tail keeps its head pointer, and the
+ * freelist+counters unit in the list slot a free block uses.  Everything a
+ * free reads and a remote free swaps is in these 32 bytes, so a slab may be
+ * one page (order 0) as the kernel's.  What does not fit, the partial-list
+ * links, is cold (list paths, under the node's lock or the slot's) and
+ * lives in the section's link table (struct slab_link, below).
  */
 struct slab {
-	/* descriptor 0: the head */
 	uint32_t flags;			/* PG_slab | PG_head | ... (page_flags) */
 	uint8_t order;
 	uint8_t zone;
 	uint16_t node;
 	struct kmem_cache *slab_cache;	/* set exactly while this is a slab */
-	union {
-		struct list_head lru;	/* the node's partial list */
-		struct slab *next;	/* or a CPU's partial chain */
-	};
-	/* descriptor 1: the first tail, a tail to everyone else */
-	uint32_t tail_flags;
-	union {
-		uint32_t tail_unused;
-		/* SLUB_PAGEMAP: where a slab headed here starts in its section */
-		uint32_t start_in_section;
-	};
-	uintptr_t tail_compound_head;
 	void *freelist;			/* first free object */
 	union {
 		unsigned long counters;	/* union slab_counters; with freelist one 16-byte CAS */
@@ -176,21 +164,60 @@ struct slab {
 			uint16_t counters_high;
 		};
 	};
-} __attribute__((aligned(64)));
+} __attribute__((aligned(32)));
 
-static_assert(sizeof(struct slab) == 2 * sizeof(struct page), "two descriptors");
+static_assert(sizeof(struct slab) == sizeof(struct page), "one descriptor");
 static_assert(offsetof(struct slab, slab_cache) == offsetof(struct page, compound_head) &&
-	      offsetof(struct slab, lru) == offsetof(struct page, lru) &&
-	      offsetof(struct slab, tail_flags) == sizeof(struct page) + offsetof(struct page, flags) &&
-	      offsetof(struct slab, tail_compound_head) ==
-		      sizeof(struct page) + offsetof(struct page, compound_head) &&
-	      offsetof(struct slab, freelist) == sizeof(struct page) + offsetof(struct page, lru),
-	      "struct slab mirrors two struct pages");
+	      offsetof(struct slab, freelist) == offsetof(struct page, lru),
+	      "struct slab mirrors struct page");
 static_assert(offsetof(struct slab, freelist) % 16 == 0 &&
 	      offsetof(struct slab, counters) == offsetof(struct slab, freelist) + 8,
 	      "freelist+counters: one 16-byte aligned CAS unit");
 
-/* A slab's head descriptor is 64-byte aligned: its order is at least 1. */
+/*
+ * A slab's list links, in its section's link table: the node's partial list
+ * (or a debug cache's full list), or a CPU's partial chain.  The entry of
+ * the slab headed at descriptor d is at the same index as d, so each way is
+ * arithmetic on the section's base (slabs live in sections: memmap.h).
+ */
+struct slab_link {
+	union {
+		struct list_head lru;
+		struct slab *next;
+	};
+};
+static_assert(sizeof(struct slab_link) == SLAB_LINK_SIZE, "one link table entry");
+
+static inline struct slab_link *slab_link(const struct slab *slab)
+{
+	uintptr_t d = (uintptr_t)slab, base = d & ~(SECTION_SIZE - 1);
+	return (struct slab_link *)(base + SLAB_LINK_OFFSET +
+				    (d - base) / (sizeof(struct page) / SLAB_LINK_SIZE));
+}
+
+static inline struct list_head *slab_lru(const struct slab *slab)
+{
+	return &slab_link(slab)->lru;
+}
+
+/* The slab whose partial-list entry is @lru (list_entry's role). */
+static inline struct slab *lru_slab(const struct list_head *lru)
+{
+	uintptr_t l = (uintptr_t)lru, base = l & ~(SECTION_SIZE - 1);
+	return (struct slab *)(base + (l - base - SLAB_LINK_OFFSET) *
+				      (sizeof(struct page) / SLAB_LINK_SIZE));
+}
+
+#define slab_next(slab) (slab_link(slab)->next)
+
+/* SLUB_PAGEMAP: a slab's first page, from its descriptor and an address in its section. */
+static inline uintptr_t slab_start_in_section(uintptr_t a, const struct slab *slab)
+{
+	return (a & ~(SECTION_SIZE - 1)) +
+	       ((uintptr_t)slab & (SECTION_SIZE - 1)) * (PAGE_SIZE / sizeof(struct page));
+}
+
+/* A slab's head descriptor: any page's (order 0 and up). */
 static inline struct slab *page_slab(struct page *page)
 {
 	return (struct slab *)page;
@@ -224,7 +251,7 @@ struct kmem_cache_cpu {
 	void *freelist;			/* next object to hand out */
 	unsigned long tid;		/* even: live; odd: retired by a lock holder */
 	struct slab *slab;		/* the cpu slab (frozen) or NULL */
-	struct slab *partial;		/* cpu partial list, chained by slab->next */
+	struct slab *partial;		/* cpu partial list, chained by slab_next() */
 	unsigned int nr_partial;	/* slabs on it */
 	pthread_mutex_t lock;		/* slow path and takeover of this slot */
 	/* A cache with sheaves uses these instead of the fields above (sheaf.h). */
@@ -253,7 +280,7 @@ static_assert(offsetof(struct kmem_cache_cpu, sheaf_size) == SHEAF_SLOT_SIZE &&
 struct kmem_cache_node {
 	pthread_mutex_t list_lock;
 	unsigned long nr_partial;
-	struct list_head partial;	/* via slab->lru */
+	struct list_head partial;	/* via slab_lru() */
 	unsigned long nr_slabs;		/* all slabs of the node */
 	unsigned long total_objects;
 	unsigned long total_pages;	/* pages of all slabs (orders may differ) */
@@ -353,15 +380,15 @@ static inline void add_partial(struct kmem_cache_node *n, struct slab *slab, boo
 {
 	WRITE_ONCE(n->nr_partial, n->nr_partial + 1);
 	if (tail)
-		list_add_tail(&slab->lru, &n->partial);
+		list_add_tail(slab_lru(slab), &n->partial);
 	else
-		list_add(&slab->lru, &n->partial);
+		list_add(slab_lru(slab), &n->partial);
 	__atomic_or_fetch(&slab->flags, PG_slab_partial, __ATOMIC_RELAXED);
 }
 
 static inline void remove_partial(struct kmem_cache_node *n, struct slab *slab)
 {
-	list_del(&slab->lru);
+	list_del(slab_lru(slab));
 	__atomic_and_fetch(&slab->flags, ~PG_slab_partial, __ATOMIC_RELAXED);
 	WRITE_ONCE(n->nr_partial, n->nr_partial - 1);
 }
@@ -545,7 +572,7 @@ static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
 		return NULL;
 	*slabp = slab;
 	/* A slab's pages, as its descriptors, are in the section of @p's page. */
-	*slab_start = (a & ~(SECTION_SIZE - 1)) + READ_ONCE(slab->start_in_section);
+	*slab_start = slab_start_in_section(a, slab);
 	return (struct kmem_cache *)cache;
 #else
 	int32_t slot = (int32_t)memmap_slot(a);
@@ -558,7 +585,7 @@ static inline struct kmem_cache *object_slab(const void *p, struct slab **slabp,
 	intptr_t word = (intptr_t)READ_ONCE(head->compound_head);
 	if (unlikely(word <= 0))
 		return NULL;
-	*slabp = page_slab(head);	/* a slab's head: 64-byte aligned */
+	*slabp = page_slab(head);
 	/* A multiple of the descriptor's size: one shift, not a shift each way. */
 	*slab_start = base + ((uintptr_t)head - base) * (PAGE_SIZE / sizeof(struct page));
 	return (struct kmem_cache *)word;

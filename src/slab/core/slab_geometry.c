@@ -74,8 +74,7 @@ static unsigned int default_min_objects(void)
 /* The smallest order a slab of one @size object can have. */
 static unsigned int slab_min_order_for(unsigned int size)
 {
-	unsigned int order = (unsigned int)get_order(size);
-	return order < SLAB_MIN_ORDER ? SLAB_MIN_ORDER : order;
+	return (unsigned int)get_order(size);
 }
 
 int calculate_order(unsigned int size, unsigned int at_least_max_order)
@@ -86,10 +85,6 @@ int calculate_order(unsigned int size, unsigned int at_least_max_order)
 		max_order = at_least_max_order;
 	unsigned int min_objects = (unsigned int)slub_opt(slub_min_objects);
 	unsigned int max_objects, order;
-
-	/* Order 0 would leave struct slab no second descriptor (slab.h). */
-	if (min_order < SLAB_MIN_ORDER)
-		min_order = SLAB_MIN_ORDER;
 
 	if (!min_objects)
 		min_objects = default_min_objects();
@@ -182,8 +177,7 @@ bool calculate_sizes(struct kmem_cache *s)
 		s->allocflags |= __GFP_RECLAIMABLE;
 	s->oo = oo_make((unsigned int)order, size);
 	s->min = oo_make(slab_min_order_for(size), size);
-	/* struct slab spans two descriptors: never an order-0 slab (s->min is not, by its making). */
-	return oo_objects(s->oo) != 0 && oo_order(s->oo) >= SLAB_MIN_ORDER;
+	return oo_objects(s->oo) != 0;
 }
 
 void set_min_partial(struct kmem_cache *s)
@@ -245,8 +239,6 @@ int slab_set_order(struct kmem_cache *s, unsigned int order)
 {
 	unsigned int lo = (unsigned int)slub_opt(slub_min_order);
 	unsigned int hi = (unsigned int)slub_opt(slub_max_order);
-	if (lo < SLAB_MIN_ORDER)
-		lo = SLAB_MIN_ORDER;
 	if (hi < s->max_order)
 		hi = s->max_order;
 	if (hi < oo_order(s->min))

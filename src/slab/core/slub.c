@@ -260,7 +260,6 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 		__free_pages(page, oo_order(oo));
 		return NULL;
 	}
-	WRITE_ONCE(slab->start_in_section, (uint32_t)((uintptr_t)start & (SECTION_SIZE - 1)));
 #endif
 	/*
 	 * A cache that already holds populate_slabs slabs will fill this one
@@ -295,7 +294,6 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	if (s->ctor)
 		for (unsigned int i = 0; i < objects; i++)
 			s->ctor(object_at(s, start, i));
-	slab->next = NULL;
 	union slab_counters c = { .counters = 0 };
 	c.objects = objects;
 	c.built = built;
@@ -347,17 +345,11 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 #ifdef SLUB_PAGEMAP
 	/* Before the descriptors: no entry outlives the slab (pagemap.h). */
 	pagemap_set((uintptr_t)slab_address(slab), slab->order, NULL);
-	/*
-	 * start_in_section stays: the first tail's order, zone and node, which
-	 * no one reads of a tail, and it depends on the descriptor alone, so a
-	 * racing lookup that still sees the cache sees the right start too.
-	 */
 #endif
-	/* Both descriptors as the page allocator left them: a head, a tail. */
+	/* The head as the page allocator left it (the link entry is nobody's now). */
 	WRITE_ONCE(slab->slab_cache, NULL);
 	slab->freelist = NULL;
 	slab->counters = 0;
-	slab->next = NULL;
 	__atomic_and_fetch(&slab->flags, ~(PG_slab | PG_slab_partial | PG_slab_disabled),
 			   __ATOMIC_RELEASE);
 	__free_pages(slab_page(slab), slab->order);
@@ -370,12 +362,12 @@ void slab_free_pages(struct kmem_cache *s, struct slab *slab)
 	discard_slab(s, slab);
 }
 
-/* Free a chain (via slab->next) of empty slabs, with no list lock held. */
+/* Free a chain (via slab_next()) of empty slabs, with no list lock held. */
 static void discard_slabs(struct kmem_cache *s, struct slab *list)
 {
 	while (list) {
 		struct slab *slab = list;
-		list = slab->next;
+		list = slab_next(slab);
 		discard_slab(s, slab);
 	}
 }
@@ -495,10 +487,10 @@ static void put_partials(struct kmem_cache *s, struct slab *list)
 	slab_lock(&n->list_lock);
 	while (list) {
 		struct slab *slab = list;
-		list = slab->next;
-		slab->next = NULL;
+		list = slab_next(slab);
+		slab_next(slab) = NULL;
 		if (!read_counters(slab).inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
-			slab->next = discard;
+			slab_next(slab) = discard;
 			discard = slab;
 		} else {
 			add_partial(n, slab, true);
@@ -533,7 +525,7 @@ static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
 	if (unlikely(!READ_ONCE(s->cpu_partial_slabs))) {
 		/* Turned off since the caller looked (a debug switch): the node's list. */
 		slab_unlock(&c->lock);
-		slab->next = NULL;
+		slab_next(slab) = NULL;
 		put_partials(s, slab);
 		return;
 	}
@@ -545,7 +537,7 @@ static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
 		stat(s, CPU_PARTIAL_DRAIN);
 	}
 	stat(s, CPU_PARTIAL_FREE);
-	slab->next = c->partial;
+	slab_next(slab) = c->partial;
 	c->partial = slab;
 	c->nr_partial++;
 	slab_unlock(&c->lock);
@@ -970,7 +962,7 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 		return NULL;
 	slab_lock(&n->list_lock);
 	while (!list_empty(&n->partial)) {
-		struct slab *slab = list_first_entry(&n->partial, struct slab, lru);
+		struct slab *slab = lru_slab(n->partial.next);
 		remove_partial(n, slab);
 		if (!got) {
 			/* A claimed page is linked after the unlock: its faults hold no list. */
@@ -983,7 +975,7 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			*freelist = f;
 			stat(s, ALLOC_FROM_PARTIAL);
 		} else {
-			slab->next = c->partial;
+			slab_next(slab) = c->partial;
 			c->partial = slab;
 			c->nr_partial++;
 			stat(s, CPU_PARTIAL_NODE);
@@ -1003,9 +995,9 @@ static struct slab *get_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu 
 {
 	while (c->partial) {
 		struct slab *slab = c->partial;
-		c->partial = slab->next;
+		c->partial = slab_next(slab);
 		c->nr_partial--;
-		slab->next = NULL;
+		slab_next(slab) = NULL;
 		/* It has free objects: only its CPU allocates from a slab. */
 		void *f = get_freelist(s, slab, false);
 		if (f) {
@@ -1391,7 +1383,7 @@ unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max)
 	slab_lock(&n->list_lock);
 	/* A debug cache's objects never leave through a thread sheaf (switched on meanwhile). */
 	while (got < max && !list_empty(&n->partial) && !kmem_cache_debug(s)) {
-		struct slab *slab = list_first_entry(&n->partial, struct slab, lru);
+		struct slab *slab = lru_slab(n->partial.next);
 		got += take_objects(s, slab, p + got, max - got);
 		union slab_counters c = read_counters(slab);
 		if (!__atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE) && c.built == c.objects)
@@ -1473,21 +1465,21 @@ int __kmem_cache_shrink(struct kmem_cache *s)
 		INIT_LIST_HEAD(&buckets[i]);
 	pthread_mutex_lock(&n->list_lock);
 	while (!list_empty(&n->partial)) {
-		struct slab *slab = list_first_entry(&n->partial, struct slab, lru);
+		struct slab *slab = lru_slab(n->partial.next);
 		union slab_counters c = read_counters(slab);
 		remove_partial(n, slab);
 		unsigned int free = c.objects - c.inuse;
 		if (!c.inuse) {
-			slab->next = discard;
+			slab_next(slab) = discard;
 			discard = slab;
 		} else {
-			list_add_tail(&slab->lru, &buckets[free < 32 ? free : 32]);
+			list_add_tail(slab_lru(slab), &buckets[free < 32 ? free : 32]);
 		}
 	}
 	for (int i = 0; i < 33; i++)
 		while (!list_empty(&buckets[i])) {
-			struct slab *slab = list_first_entry(&buckets[i], struct slab, lru);
-			list_del(&slab->lru);
+			struct slab *slab = lru_slab(buckets[i].next);
+			list_del(slab_lru(slab));
 			add_partial(n, slab, true);
 		}
 	pthread_mutex_unlock(&n->list_lock);
@@ -1535,7 +1527,7 @@ static bool pagemap_names(struct slab *slab)
 {
 #ifdef SLUB_PAGEMAP
 	uintptr_t start = (uintptr_t)slab_address(slab);
-	if (slab->start_in_section != (start & (SECTION_SIZE - 1)))
+	if (slab_start_in_section(start, slab) != start)
 		return false;
 	for (unsigned long i = 0; i < 1UL << slab->order; i++)
 		if (pagemap_lookup(start + i * PAGE_SIZE) != slab)
@@ -1544,6 +1536,14 @@ static bool pagemap_names(struct slab *slab)
 	(void)slab;
 #endif
 	return true;
+}
+
+/* A slab of two pages or more left its first tail an ordinary tail of its head. */
+static bool first_tail_intact(struct slab *slab)
+{
+	struct page *head = slab_page(slab);
+	return !slab->order || (page_flags(head + 1) == PG_tail &&
+				head[1].compound_head == tail_word(head));
 }
 
 static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void *cpu_freelist,
@@ -1555,7 +1555,7 @@ static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void
 	if (own < 0 || cpu < 0)
 		return 1;
 	if (slab->slab_cache != s || !(slab_flags(slab) & PG_slab) || c.frozen != frozen ||
-	    slab->tail_flags != PG_tail || slab->tail_compound_head != tail_word(slab_page(slab)) ||
+	    !first_tail_intact(slab) ||
 	    !pagemap_names(slab) || c.objects != (PAGE_SIZE << slab->order) / s->size ||
 	    c.built > c.objects || (s->ctor && c.built != c.objects) ||
 	    (long)c.built - (long)c.inuse != own + (frozen ? 0 : cpu)) {
@@ -1595,7 +1595,7 @@ unsigned long slab_validate_cache(struct kmem_cache *s)
 			errors++;
 		}
 		unsigned int nr = 0;
-		for (struct slab *slab = c->partial; slab; slab = slab->next, nr++)
+		for (struct slab *slab = c->partial; slab; slab = slab_next(slab), nr++)
 			errors += validate_slab(s, slab, NULL, false);
 		if (nr != c->nr_partial) {
 			slub_report("validate %s: cpu %u partial list has %u slabs, counted %u",
@@ -1607,7 +1607,7 @@ unsigned long slab_validate_cache(struct kmem_cache *s)
 	pthread_mutex_lock(&n->list_lock);
 	struct list_head *pos;
 	list_for_each(pos, &n->partial) {
-		struct slab *slab = list_entry(pos, struct slab, lru);
+		struct slab *slab = lru_slab(pos);
 		errors += validate_slab(s, slab, NULL, false);
 		if (!(slab_flags(slab) & PG_slab_partial)) {
 			slub_report("validate %s: slab %p on the partial list is not marked so",
@@ -1648,7 +1648,7 @@ void slab_get_info(struct kmem_cache *s, struct slab_info *info)
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		pthread_mutex_lock(&c->lock);
-		for (struct slab *slab = c->partial; slab; slab = slab->next, partial++) {
+		for (struct slab *slab = c->partial; slab; slab = slab_next(slab), partial++) {
 			union slab_counters cnt = read_counters(slab);
 			free += cnt.objects - cnt.inuse;
 		}
@@ -1656,7 +1656,7 @@ void slab_get_info(struct kmem_cache *s, struct slab_info *info)
 	}
 	pthread_mutex_lock(&n->list_lock);
 	list_for_each(pos, &n->partial) {
-		union slab_counters cnt = read_counters(list_entry(pos, struct slab, lru));
+		union slab_counters cnt = read_counters(lru_slab(pos));
 		free += cnt.objects - cnt.inuse;
 		partial++;
 	}

@@ -347,9 +347,9 @@ ssize_t slab_list_locations(struct kmem_cache *s, enum track_item alloc, char *b
 	struct list_head *pos;
 	pthread_mutex_lock(&n->list_lock);
 	list_for_each(pos, &n->partial)
-		process_slab(s, list_entry(pos, struct slab, lru), alloc, &lt, now);
+		process_slab(s, lru_slab(pos), alloc, &lt, now);
 	list_for_each(pos, &n->full)
-		process_slab(s, list_entry(pos, struct slab, lru), alloc, &lt, now);
+		process_slab(s, lru_slab(pos), alloc, &lt, now);
 	pthread_mutex_unlock(&n->list_lock);
 	sort_locations(lt.loc, lt.count);
 

@@ -25,9 +25,9 @@ static void list_move_to(struct kmem_cache_node *n, struct slab *slab, bool to_f
 {
 	if (to_full) {
 		remove_partial(n, slab);
-		list_add(&slab->lru, &n->full);
+		list_add(slab_lru(slab), &n->full);
 	} else {
-		list_del(&slab->lru);
+		list_del(slab_lru(slab));
 		add_partial(n, slab, true);
 	}
 }
@@ -111,7 +111,7 @@ void *debug_slab_alloc(struct kmem_cache *s, gfp_t gfp, int node, unsigned int o
 				return slab_alloc_finish(s, gfp, node, NULL);
 			}
 		}
-		slab = list_first_entry(&n->partial, struct slab, lru);
+		slab = lru_slab(n->partial.next);
 		object = slab->freelist;
 		if (!object) {		/* emptied by a repair: it belongs on the full list */
 			list_move_to(n, slab, true);
@@ -272,7 +272,7 @@ unsigned long debug_validate_cache(struct kmem_cache *s)
 	pthread_mutex_lock(&n->list_lock);
 	/* A repair may move a slab between the lists: walk each safely. */
 	list_for_each_safe(pos, next, &n->partial) {
-		validate_slab(s, list_entry(pos, struct slab, lru));
+		validate_slab(s, lru_slab(pos));
 		partial++;
 	}
 	if (partial != n->nr_partial) {
@@ -281,12 +281,12 @@ unsigned long debug_validate_cache(struct kmem_cache *s)
 		slab_debug_errors++;
 	}
 	list_for_each_safe(pos, next, &n->full) {
-		validate_slab(s, list_entry(pos, struct slab, lru));
+		validate_slab(s, lru_slab(pos));
 		full++;
 	}
 	/* A repair emptied a freelist: that slab belongs on the full list now. */
 	list_for_each_safe(pos, next, &n->partial) {
-		struct slab *slab = list_entry(pos, struct slab, lru);
+		struct slab *slab = lru_slab(pos);
 		if (!slab->freelist)
 			list_move_to(n, slab, true);
 	}

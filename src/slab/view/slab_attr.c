@@ -74,7 +74,7 @@ static unsigned long count_partial(struct kmem_cache_node *n, unsigned int flags
 	unsigned long x = 0;
 	pthread_mutex_lock(&n->list_lock);
 	for (struct list_head *pos = n->partial.next; pos != &n->partial; pos = pos->next) {
-		struct slab *slab = list_entry(pos, struct slab, lru);
+		struct slab *slab = lru_slab(pos);
 		if (free) {
 			union slab_counters c = read_counters(slab);
 			x += c.objects - c.inuse;
@@ -231,7 +231,7 @@ SHOW(slabs_cpu_partial)
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		unsigned long cpu_objects = 0, cpu_slabs = 0;
 		pthread_mutex_lock(&c->lock);
-		for (struct slab *slab = c->partial; slab; slab = slab->next, cpu_slabs++) {
+		for (struct slab *slab = c->partial; slab; slab = slab_next(slab), cpu_slabs++) {
 			union slab_counters cnt = read_counters(slab);
 			cpu_objects += cnt.objects - cnt.inuse;
 		}

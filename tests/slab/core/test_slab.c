@@ -417,19 +417,35 @@ static void object_start_every_offset(void)
 	CHECK_EQ(slub_errors(), errors);	/* the checks report nothing */
 }
 
-static void slab_spans_two_descriptors(void)
+/*
+ * struct slab is its head's descriptor alone, so a small cache's slab is one
+ * page, as the kernel's; its list links are in the section's link table.
+ */
+static void slab_in_one_descriptor(void)
 {
-	CHECK_EQ(sizeof(struct slab), 2 * sizeof(struct page));
-	struct kmem_cache *s = kmem_cache_create("two-desc", 64, 0, SLAB_NO_MERGE, NULL);
-	CHECK(s != NULL);
-	CHECK(oo_order(s->oo) >= SLAB_MIN_ORDER && oo_order(s->min) >= SLAB_MIN_ORDER);
+	CHECK_EQ(sizeof(struct slab), sizeof(struct page));
+	struct kmem_cache *small = kmem_cache_create("one-desc", 64, 0, SLAB_NO_MERGE, NULL);
+	CHECK(small != NULL && oo_order(small->oo) == 0 && oo_objects(small->oo) == 64);
+	void *obj = kmem_cache_alloc(small, GFP_KERNEL);
+	struct slab *one = virt_to_slab(obj);
+	CHECK(one != NULL && one->order == 0 && one->slab_cache == small);
+	/* The link entry and back, and it is in the section's table, past the mem_map. */
+	CHECK(lru_slab(slab_lru(one)) == one);
+	uintptr_t base = (uintptr_t)one & ~(SECTION_SIZE - 1);
+	CHECK((uintptr_t)slab_lru(one) >= base + SLAB_LINK_OFFSET &&
+	      (uintptr_t)slab_lru(one) < base + SECTION_FIRST_PAGE * PAGE_SIZE);
+	kmem_cache_free(small, obj);
+	kmem_cache_destroy(small);
+
+	/* A larger slab: its tails stay the page allocator's. */
+	struct kmem_cache *s = kmem_cache_create("two-page", 700, 0, SLAB_NO_MERGE, NULL);
+	CHECK(s != NULL && oo_order(s->oo) >= 1);
 	unsigned int per_slab = oo_objects(s->oo);
 	void **p = calloc(per_slab, sizeof(*p));
 	for (unsigned int i = 0; i < per_slab; i++)
 		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
 	struct slab *slab = virt_to_slab(p[0]);
 	CHECK(slab != NULL);
-	CHECK(IS_ALIGNED((uintptr_t)slab, 64));
 	struct page *head = slab_page(slab), *tail = head + 1;
 	CHECK_EQ(page_flags(tail), PG_tail);
 	CHECK_EQ(tail->compound_head, tail_word(head));
@@ -451,10 +467,6 @@ static void slab_spans_two_descriptors(void)
 		kmem_cache_free(s, p[i]);
 	CHECK_EQ(slab_validate_cache(s), 0);
 	kmem_cache_destroy(s);	/* the empty slab goes back */
-	/* Its first tail is a plain tail again: no freelist, no counters left in it. */
-	CHECK_EQ(page_flags(tail), 0);
-	CHECK_EQ(tail->compound_head, 0);
-	CHECK(tail->lru.next == NULL && tail->lru.prev == NULL);
 	CHECK_EQ(page_alloc_validate(), 0);
 	free(p);
 }
@@ -780,7 +792,7 @@ int main(void)
 	RUN(destroy_recreate_returns_memory);
 	RUN(create_args);
 	RUN(bad_input);
-	RUN(slab_spans_two_descriptors);
+	RUN(slab_in_one_descriptor);
 	RUN(object_start_every_offset);
 	RUN(frees_of_the_memory_map);
 	RUN(out_of_memory);

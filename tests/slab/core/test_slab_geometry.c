@@ -6,8 +6,6 @@
  *
  * The expected orders assume slub_min_objects' default for 2 possible
  * CPUs: 4 * (fls(2) + 1) = 12; rows depending on it are skipped elsewhere.
- * Where the kernel's rules give order 0, the order is 1 (SLAB_MIN_ORDER:
- * struct slab spans the first two descriptors).
  */
 #define _GNU_SOURCE
 #include <sys/wait.h>
@@ -30,29 +28,29 @@ struct row {
 
 static const struct row rows[] = {
 	/* free pointer in the middle of the object, no debug */
-	{ "24",            24,   0, 0, false,  24,    8,   24, 1, 341, 0 },
-	{ "1",              1,   0, 0, false,   8,    0,    8, 1, 1024, 0 },
+	{ "24",            24,   0, 0, false,  24,    8,   24, 0, 170, 0 },
+	{ "1",              1,   0, 0, false,   8,    0,    8, 0, 512, 0 },
 	{ "700",          700,   0, 0, false, 704,  344,  704, 2,  23, 0 },
 	{ "3000",        3000,   0, 0, false, 3000, 1496, 3000, 3, 10, 0 },
 	{ "5000",        5000,   0, 0, false, 5000, 2496, 5000, 3,  6, 0 },
 	{ "100000",    100000,   0, 0, false, 100000, 50000, 100000, 5, 1, 0 },
 	/* alignment */
-	{ "100 hwcache",  100,   0, SLAB_HWCACHE_ALIGN, false, 128, 48, 104, 1, 64, 0 },
-	{ "20 hwcache",    20,   0, SLAB_HWCACHE_ALIGN, false,  32,  8,  24, 1, 256, 0 },
-	{ "100 align256", 100, 256, 0, false, 256, 48, 104, 1, 32, 0 },
+	{ "100 hwcache",  100,   0, SLAB_HWCACHE_ALIGN, false, 128, 48, 104, 0, 32, 0 },
+	{ "20 hwcache",    20,   0, SLAB_HWCACHE_ALIGN, false,  32,  8,  24, 0, 128, 0 },
+	{ "100 align256", 100, 256, 0, false, 256, 48, 104, 0, 16, 0 },
 	/* beyond a page, as the kernel: a slab starts on a boundary of its size */
 	{ "100 align8k",  100, 8192, 0, false, 8192, 48, 104, 3, 4, 0 },
 	{ "8k align8k",  8192, 8192, 0, false, 8192, 4096, 8192, 3, 4, 0 },
 	{ "64 align4M",    64, 4u << 20, 0, false, 4u << 20, 32, 64, 10, 1, 0 },
 	{ "24 redzone align16k", 24, 16384, SLAB_RED_ZONE, false, 32768, 8, 32, 3, 1, 16384 },
 	/* free pointer after the object: constructor, poison, RCU */
-	{ "24 ctor",       24,   0, 0, true,   32,   24,   24, 1, 256, 0 },
-	{ "24 poison",     24,   0, SLAB_POISON, false, 32, 24, 24, 1, 256, 0 },
-	{ "24 rcu",        24,   0, SLAB_TYPESAFE_BY_RCU, false, 32, 24, 24, 1, 256, 0 },
+	{ "24 ctor",       24,   0, 0, true,   32,   24,   24, 0, 128, 0 },
+	{ "24 poison",     24,   0, SLAB_POISON, false, 32, 24, 24, 0, 128, 0 },
+	{ "24 rcu",        24,   0, SLAB_TYPESAFE_BY_RCU, false, 32, 24, 24, 0, 128, 0 },
 	/* debug metadata */
-	{ "24 redzone",    24,   0, SLAB_RED_ZONE, false, 48, 8, 32, 1, 170, 8 },
-	{ "4 redzone",      4,   0, SLAB_RED_ZONE, false, 32, 8, 8, 1, 256, 8 },
-	{ "24 user",       24,   0, SLAB_STORE_USER, false, 88, 8, 24, 1, 93, 0 },
+	{ "24 redzone",    24,   0, SLAB_RED_ZONE, false, 48, 8, 32, 0, 85, 8 },
+	{ "4 redzone",      4,   0, SLAB_RED_ZONE, false, 32, 8, 8, 0, 128, 8 },
+	{ "24 user",       24,   0, SLAB_STORE_USER, false, 88, 8, 24, 0, 46, 0 },
 };
 
 static void table(void)
@@ -76,8 +74,7 @@ static void table(void)
 				r->inuse, r->order, r->objects, r->red_left_pad);
 		CHECK(ok);
 		CHECK_EQ(kmem_cache_size(s), r->object_size);
-		unsigned int min_order = (unsigned int)get_order(s->size);
-		CHECK_EQ(oo_order(s->min), min_order < SLAB_MIN_ORDER ? SLAB_MIN_ORDER : min_order);
+		CHECK_EQ(oo_order(s->min), get_order(s->size));
 		kmem_cache_destroy(s);
 	}
 }
@@ -147,7 +144,7 @@ static void partial_rules(void)
 	CHECK_EQ(b->min_partial, 6);
 	/* cpu_partial by size, in slabs = ceil(2 * objects / per slab) */
 	CHECK_EQ(a->cpu_partial, 120);
-	CHECK_EQ(a->cpu_partial_slabs, 1);	/* 240 / 341 */
+	CHECK_EQ(a->cpu_partial_slabs, 2);	/* 240 / 170 */
 	CHECK_EQ(b->cpu_partial, 6);
 	CHECK_EQ(b->cpu_partial_slabs, 2);	/* 12 / 6 */
 	CHECK_EQ(c->cpu_partial, 52);
@@ -170,8 +167,10 @@ static void min_objects_option(void)
 	CHECK_EQ(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS='slub_max_order=1' %s --order 3000 1", self);
 	CHECK_EQ(system(cmd), 0);
-	/* Order 0 is the kernel's for small objects; here a slab has two pages at least. */
-	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS='slub_max_order=0' %s --order 24 1", self);
+	/* Order 0 is the kernel's for small objects, and so the default here. */
+	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS='slub_max_order=0' %s --order 24 0", self);
+	CHECK_EQ(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "SLUB_OPTIONS='slub_max_order=0' %s --order 3000 0", self);
 	CHECK_EQ(system(cmd), 0);
 }
 

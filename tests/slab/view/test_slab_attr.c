@@ -165,12 +165,15 @@ static void writes_good_and_bad(void)
 	struct kmem_cache *s = kmem_cache_create("attr-write", 128, 0, SLAB_NO_MERGE, NULL);
 	unsigned long e0 = slub_errors();
 	/* order: within the options' range and one object at least. */
-	/* Options mode: slub_min_order=3 slub_max_order=4; else 1 (here) and 3. */
-	const char *good = options_mode ? "4" : "2", *low = options_mode ? "2" : "0";
+	/* Options mode: slub_min_order=3 slub_max_order=4; else 0 and 3. */
+	const char *good = options_mode ? "4" : "2";
 	const char *high = options_mode ? "5" : "4";
+	if (options_mode)
+		CHECK_EQ(write_attr(s, "order", "2"), -EINVAL);	/* below slub_min_order */
+	else
+		CHECK_EQ(write_attr(s, "order", "0"), 1);	/* one page, as the kernel's */
 	CHECK_EQ(write_attr(s, "order", good), 1);
 	CHECK_EQ(attr_ul(s, "order"), good[0] - '0');
-	CHECK_EQ(write_attr(s, "order", low), -EINVAL);	/* below slub_min_order (or 1) */
 	CHECK_EQ(write_attr(s, "order", high), -EINVAL);	/* above slub_max_order */
 	CHECK_EQ(write_attr(s, "order", "11"), -EINVAL);
 	CHECK_EQ(write_attr(s, "order", "x"), -EINVAL);
@@ -331,11 +334,74 @@ static void statistics(void)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * The kernel's geometry, read back as its /sys/kernel/slab files: the
+ * values a Linux 6.18 kernel with 2 CPUs shows (slub_min_objects 12 by
+ * its rule), for the kmalloc caches and small caches of a user's.
+ */
+struct kernel_geometry {
+	const char *name;
+	unsigned int object_size, align_arg;	/* a user's cache: created with these */
+	unsigned long slab_size, order, objs_per_slab, align, min_partial;
+};
+
+static const struct kernel_geometry kernel_rows[] = {
+	{ "kmalloc-8",    0, 0,    8, 0, 512,    8, 5 },
+	{ "kmalloc-16",   0, 0,   16, 0, 256,   16, 5 },
+	{ "kmalloc-32",   0, 0,   32, 0, 128,   32, 5 },
+	{ "kmalloc-64",   0, 0,   64, 0,  64,   64, 5 },
+	{ "kmalloc-96",   0, 0,   96, 0,  42,    8, 5 },
+	{ "kmalloc-128",  0, 0,  128, 0,  32,  128, 5 },
+	{ "kmalloc-192",  0, 0,  192, 0,  21,    8, 5 },
+	{ "kmalloc-256",  0, 0,  256, 0,  16,  256, 5 },
+	{ "kmalloc-512",  0, 0,  512, 1,  16,  512, 5 },
+	{ "kmalloc-1k",   0, 0, 1024, 2,  16, 1024, 5 },
+	{ "kmalloc-2k",   0, 0, 2048, 3,  16, 2048, 5 },
+	{ "kmalloc-4k",   0, 0, 4096, 3,   8, 4096, 6 },
+	{ "kmalloc-8k",   0, 0, 8192, 3,   4, 8192, 6 },
+	/* a user's caches (SLAB_NO_MERGE: its own geometry, not a kmalloc cache's) */
+	{ "geo-24",      24, 0,   24, 0, 170,    8, 5 },
+	{ "geo-40",      40, 0,   40, 0, 102,    8, 5 },
+	{ "geo-600",    600, 0,  600, 1,  13,    8, 5 },
+	{ "geo-8k-8k", 8192, 8192, 8192, 3, 4, 8192, 6 },
+};
+
+static void kernel_geometry(void)
+{
+	if (options_mode || os_possible_cpus() != 2) {
+		fprintf(stderr, "   the kernel's table is for 2 CPUs and default options: skipped\n");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(kernel_rows) / sizeof(kernel_rows[0]); i++) {
+		const struct kernel_geometry *r = &kernel_rows[i];
+		struct kmem_cache *s = r->object_size ?
+			kmem_cache_create(r->name, r->object_size, r->align_arg, SLAB_NO_MERGE, NULL) :
+			slub_find_cache(r->name);
+		CHECK(s != NULL);
+		if (!s)
+			continue;
+		unsigned long got[5] = { attr_ul(s, "slab_size"), attr_ul(s, "order"),
+					 attr_ul(s, "objs_per_slab"), attr_ul(s, "align"),
+					 attr_ul(s, "min_partial") };
+		unsigned long want[5] = { r->slab_size, r->order, r->objs_per_slab, r->align,
+					  r->min_partial };
+		if (memcmp(got, want, sizeof(got))) {
+			fprintf(stderr, "   %s: slab_size %lu order %lu objs_per_slab %lu align %lu"
+				" min_partial %lu (want %lu %lu %lu %lu %lu)\n", r->name, got[0], got[1],
+				got[2], got[3], got[4], want[0], want[1], want[2], want[3], want[4]);
+			CHECK(!"the kernel's geometry");
+		}
+		if (r->object_size)
+			kmem_cache_destroy(s);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	options_mode = argc > 1 && !strcmp(argv[1], "--options");
 	RUN(every_attribute_of_every_cache);
 	RUN(geometry_reads_back);
+	RUN(kernel_geometry);
 	RUN(writes_good_and_bad);
 	RUN(objects_counted);
 	RUN(reads_while_busy);
