@@ -169,6 +169,7 @@ static bool check_range(struct extent_hdr *h, const char *what, uint8_t *start, 
 	} else {
 		dump_around("Object   ", start, len, fault, 64);
 	}
+	debug_dump_stack();
 	debug_fix(large_name, "Restoring %s 0x%016lx-0x%016lx=0x%x", what, PTR(fault), PTR(end - 1),
 		  value);
 	memset(fault, value, (size_t)(end - fault));
@@ -193,6 +194,7 @@ static void report_header(struct extent_hdr *h, const void *p, const char *calle
 			 "(an underflow of more than %zu bytes)", caller, PTR(p),
 			 sizeof(h->left_red));
 	print_section("Header   ", h, sizeof(*h));
+	debug_dump_stack();
 	debug_fix(large_name, "Block freed unchecked (its size is lost)");
 	slub_report_end();
 }
@@ -205,6 +207,7 @@ static void report_already_free(struct extent_hdr *h, const void *p, const char 
 	slub_report_line("INFO: %s(0x%016lx): double free (the block was freed before); ignored",
 			 caller, PTR(p));
 	print_trailer(h);
+	debug_dump_stack();
 	slub_report_end();
 }
 
@@ -292,7 +295,7 @@ static bool report_array_delete(void *p, const char *caller)
 	struct extent_hdr *h = extent_hdr_of((uint8_t *)p - sizeof(size_t), &corrupt);
 	if (!h || corrupt || __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != EXTENT_LIVE)
 		return false;
-	slub_report("%s: invalid pointer %p (8 bytes into the block at %p of %s: C++ delete of an "
+	slub_report_call("%s: invalid pointer %p (8 bytes into the block at %p of %s: C++ delete of an "
 		    "array from new[]?); ignored", caller, p, (void *)data_of(h), large_name);
 	return true;
 }

@@ -386,7 +386,7 @@ bool extent_report_freed(const void *p, const char *caller)
 	if (((uintptr_t)p & (ARCH_SLAB_MINALIGN - 1)) || !extent_freed_recently(p) ||
 	    extent_bytes(p) || is_kmalloc_large(p))
 		return false;
-	slub_report("%s: %s %p (a block above %lu KiB, freed before); ignored", caller,
+	slub_report_call("%s: %s %p (a block above %lu KiB, freed before); ignored", caller,
 		    strcmp(caller, "realloc") ? "double free of" : "realloc of freed block", p,
 		    (unsigned long)MALLOC_MAX_CLASS_SIZE >> 10);
 	return true;

@@ -400,7 +400,7 @@ static struct page *alloc_failed(gfp_t gfp, unsigned int order, const char *why)
 static void bad_page(const char *caller, const void *addr, unsigned int order,
 		     const char *why)
 {
-	slub_report("BUG: Bad page state: %s(%p, order %u): %s; ignored",
+	slub_report_call("BUG: Bad page state: %s(%p, order %u): %s; ignored",
 		    caller, addr, order, why);
 }
 
@@ -544,12 +544,12 @@ static void free_large(struct page *page, unsigned long addr, unsigned int order
 			pthread_mutex_unlock(&z->lock);
 		}
 	} else if (!strcmp(why, "invalid address")) {
-		slub_report("%s: invalid address %#lx (not from the page allocator); ignored",
+		slub_report_call("%s: invalid address %#lx (not from the page allocator); ignored",
 			    caller, addr);
 	} else if (!strcmp(why, "unaligned")) {
-		slub_report("%s: invalid address %#lx (not page aligned); ignored", caller, addr);
+		slub_report_call("%s: invalid address %#lx (not page aligned); ignored", caller, addr);
 	} else if (!strcmp(why, "invalid page")) {
-		slub_report("%s: invalid page %p (not a page descriptor of ours); ignored",
+		slub_report_call("%s: invalid page %p (not a page descriptor of ours); ignored",
 			    caller, (void *)page);
 	} else {
 		bad_page(caller, (void *)addr, order, why);
@@ -998,7 +998,7 @@ static bool free_large_or_invalid(struct page *page, unsigned int order, const c
 		return true;
 	}
 	if (!memmap_page_valid(page)) {
-		slub_report("%s: invalid page %p (not a page descriptor of ours); ignored", caller,
+		slub_report_call("%s: invalid page %p (not a page descriptor of ours); ignored", caller,
 			    (void *)page);
 		return true;
 	}
@@ -1022,12 +1022,12 @@ void free_pages(unsigned long addr, unsigned int order)
 	}
 	struct page *page = memmap_virt_to_page((void *)addr);
 	if (!page || !memmap_page_valid(page)) {
-		slub_report("free_pages: invalid address %#lx (not from the page allocator); ignored",
+		slub_report_call("free_pages: invalid address %#lx (not from the page allocator); ignored",
 			    addr);
 		return;
 	}
 	if (addr & ~PAGE_MASK) {
-		slub_report("free_pages: invalid address %#lx (not page aligned); ignored", addr);
+		slub_report_call("free_pages: invalid address %#lx (not page aligned); ignored", addr);
 		return;
 	}
 	free_pages_checked(page, order, "free_pages", true, false);

@@ -39,6 +39,13 @@
  */
 __hidden void unwind_prime(void);
 __hidden bool unwind_primed(void);
+/*
+ * Ready unwind_fast() alone, where UNWIND_FAST: the CFI walker never
+ * dlopens or allocates (its rule cache is an mmap), so a report path may
+ * call this from anywhere, inside malloc too, to name the call it
+ * reports; backtrace() stays unprimed.  A no-op without UNWIND_FAST.
+ */
+__hidden void unwind_prime_walk(void);
 
 /*
  * backtrace() into @frames (@size at most); frames[0] is the return address

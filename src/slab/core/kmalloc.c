@@ -234,16 +234,16 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 		memmap_unlock();
 	/* 8 bytes in: C++'s delete of a new[] array, whose count sits in front (slab_report.c). */
 	if (kind == KOBJ_BAD && free_now)
-		slub_report("%s: invalid pointer %p (in libslub's heap, on pages that are free: "
+		slub_report_call("%s: invalid pointer %p (in libslub's heap, on pages that are free: "
 			    "freed already, a double free?); ignored", caller, p);
 	else if (kind == KOBJ_BAD && interior)
-		slub_report("%s: invalid pointer %p (inside libslub's heap, but not the start of a "
+		slub_report_call("%s: invalid pointer %p (inside libslub's heap, but not the start of a "
 			    "block it handed out: %lu bytes into the block at %#lx%s); ignored", caller,
 			    p, (unsigned long)((uintptr_t)p - block), (unsigned long)block,
 			    (uintptr_t)p - block == sizeof(size_t) ?
 				    ", C++ delete of an array from new[]?" : "");
 	else if (kind == KOBJ_BAD)
-		slub_report("%s: invalid pointer %p (not allocated by libslub); ignored", caller, p);
+		slub_report_call("%s: invalid pointer %p (not allocated by libslub); ignored", caller, p);
 	return kind;
 }
 
@@ -255,10 +255,10 @@ bool wild_pointer(const void *p, const char *caller, bool zero_size_ok)
 	if (!a || (zero_size_ok && p == ZERO_SIZE_PTR))
 		return false;
 	if (a < PAGE_SIZE)
-		slub_report("%s: invalid pointer %p (a small integer, not an address); ignored",
+		slub_report_call("%s: invalid pointer %p (a small integer, not an address); ignored",
 			    caller, p);
 	else
-		slub_report("%s: invalid pointer %p (not a canonical user-space address); ignored",
+		slub_report_call("%s: invalid pointer %p (not a canonical user-space address); ignored",
 			    caller, p);
 	return true;
 }

@@ -283,7 +283,7 @@ static __cold void kmem_cache_free_slow(struct kmem_cache *s, void *object)
 	if (!owner)
 		return;
 	if (owner != s) {
-		slub_report("Wrong slab cache. %s but object is from %s", s ? s->name : "(null)",
+		slub_report_call("Wrong slab cache. %s but object is from %s", s ? s->name : "(null)",
 			    owner->name);
 		s = owner;	/* free it where it belongs */
 	}

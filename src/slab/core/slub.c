@@ -1177,7 +1177,7 @@ do_slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail, un
 		 * The list lock is never held here.
 		 */
 		if (unlikely(__atomic_load_n(&slab->slab_cache, __ATOMIC_ACQUIRE) != s)) {
-			slub_report("BUG %s: object %p freed again after its slab went back (double free); ignored",
+			slub_report_call("BUG %s: object %p freed again after its slab went back (double free); ignored",
 				    s->name, head);
 			return;
 		}
