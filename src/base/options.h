@@ -84,6 +84,12 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "the slub_exit_stats table is followed by each cache's statistics counters (-DSLUB_STATS=ON builds)") \
 	X(abort_on_error, "slub_abort_on_error", OPT_BOOL, 0, 0, 1,           \
 	  "after an error report, print the stack and abort() (warnings never stop)") \
+	X(report_paths, "slub_report_paths", OPT_BOOL, 0, 0, 1,               \
+	  "stack frames name their module by its path, for slub-symbolize (0: by its file name, as the kernel)") \
+	X(exit_validate, "slub_exit_validate", OPT_BOOL, 1, 0, 1,             \
+	  "with any slub_debug flag, validate every debug cache at exit and print an ERROR SUMMARY line") \
+	X(error_exitcode, "slub_error_exitcode", OPT_INT, 0, 0, 255,          \
+	  "at exit, if errors were reported, exit with this status (0: the program's own)") \
 	X(agent, "slub_agent", OPT_BOOL, 0, 0, 1,                             \
 	  "a thread answers slabinfo -p and slubfs on $XDG_RUNTIME_DIR/slub/<pid>.sock") \
 	X(failslab, "failslab", OPT_STRING, 0, 0, 0,                          \

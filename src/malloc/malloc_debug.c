@@ -40,6 +40,7 @@
 #include "malloc/malloc_extents.h"
 #include "page/page_alloc.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/core/slab_common.h"
 #include "slab/debug/slab_leak.h"
 
 #define EXTENT_HDR 128
@@ -400,4 +401,34 @@ void slub_leak_collect_extents(struct leak_table *lt)
 {
 	if (extent_debug_flags())
 		page_for_each_block(collect_extent, lt);
+}
+
+/* ---- validation at exit (slab_exit.c) ---------------------------------------------- */
+
+static void validate_extent(struct page *head, void *arg)
+{
+	(void)arg;
+	if (!(page_flags(head) & PG_extent))
+		return;
+	struct extent_hdr *h = hdr_at_start(memmap_page_address(head),
+					    head->nr_extent_pages << PAGE_SHIFT);
+	if (h && __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) == EXTENT_LIVE)
+		check_red_zones(h);
+}
+
+/*
+ * The red zones of every live block, and the poison of every block in the
+ * quarantine: each taken out of it first (an exchange, as quarantine_put()
+ * does), so no other thread releases it meanwhile, then checked and freed.
+ */
+void slub_exit_validate_extents(void)
+{
+	if (!extent_debug_flags())
+		return;
+	for (unsigned int i = 0; i < QUARANTINE_SLOTS; i++) {
+		struct extent_hdr *h = __atomic_exchange_n(&quarantine[i], NULL, __ATOMIC_ACQ_REL);
+		if (h)
+			unquarantine(h);
+	}
+	page_for_each_block(validate_extent, NULL);
 }

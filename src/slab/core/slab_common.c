@@ -212,6 +212,7 @@ static void slab_init(void)
 		return;
 	}
 	slab_stats_init();
+	slab_exit_init();
 	__atomic_store_n(&slab_ready, true, __ATOMIC_RELEASE);
 }
 

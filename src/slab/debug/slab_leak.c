@@ -171,7 +171,7 @@ static enum leak_kind leak_kind_of(const struct leak_site *site)
 		return LEAK_STARTUP;
 	enum stack_trace_found found = stack_trace_symbol(site->addr, sym, sizeof(sym));
 	if (found == STACK_SYM_FUNCTION && !strncmp(sym, "_IO_file_doallocate+", 20) &&
-	    strstr(sym, "[libc.so"))
+	    (strstr(sym, "[libc.so") || strstr(sym, "/libc.so")))	/* slub_report_paths: a path */
 		return LEAK_STDIO;
 	/* The dynamic loader's own blocks (tracked once slub_debug_frames=0 needs no unwinder). */
 	if (strstr(sym, "/ld-linux") || strstr(sym, "[ld-linux"))
