@@ -78,10 +78,13 @@ void debug_note_error(const char *name)
 unsigned int debug_error_caches(unsigned long *in_caches)
 {
 	unsigned long sum = 0;
-	for (unsigned int i = 0; i < nr_error_caches; i++)
+	slub_report_begin();	/* the table's lock: another thread may still report */
+	unsigned int nr = nr_error_caches;
+	for (unsigned int i = 0; i < nr; i++)
 		sum += error_caches[i].errors;
+	slub_report_end();
 	*in_caches = sum;
-	return nr_error_caches;
+	return nr;
 }
 
 void debug_dump_stack(void)
