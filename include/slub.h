@@ -24,6 +24,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+/* struct rcu_head and the liburcu flavour's API (RCU section below). */
+#include <slub_rcu.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -138,7 +141,7 @@ typedef unsigned int slab_flags_t;
 #define SLAB_STORE_USER         0x00010000u	/* debug: track alloc and free */
 #define SLAB_RECLAIM_ACCOUNT    0x00020000u	/* accepted; no accounting here */
 #define SLAB_PANIC              0x00040000u	/* abort if the cache cannot be made */
-#define SLAB_TYPESAFE_BY_RCU    0x00080000u	/* accepted; semantics come later */
+#define SLAB_TYPESAFE_BY_RCU    0x00080000u	/* slabs freed after a grace period (RCU, below) */
 #define SLAB_TRACE              0x00200000u	/* debug: trace alloc and free */
 #define SLAB_NOLEAKTRACE        0x00800000u	/* accepted */
 #define SLAB_NO_MERGE           0x01000000u	/* never an alias of another cache */
@@ -250,6 +253,73 @@ SLUB_API void *kmemdup(const void *src, size_t len, gfp_t gfp);
 SLUB_API void *kvmalloc(size_t size, gfp_t gfp);
 SLUB_API void *kvzalloc(size_t size, gfp_t gfp);
 SLUB_API void kvfree(const void *p);
+
+/* ---- RCU: kfree_rcu() and SLAB_TYPESAFE_BY_RCU, on liburcu --------------- */
+
+/*
+ * Grace periods are liburcu's, of the flavour this libslub was built for
+ * (SLUB_RCU_FLAVOR in slub_rcu.h; "bp" unless built with
+ * -DSLUB_RCU_FLAVOR=memb|mb|qsbr).  slub.h includes that flavour's header,
+ * so rcu_read_lock(), rcu_read_unlock(), rcu_dereference(),
+ * rcu_assign_pointer(), synchronize_rcu(), call_rcu() and rcu_barrier() are
+ * liburcu's, under the kernel's names.  What a program must do:
+ *   - take its read-side critical sections with this flavour's
+ *     rcu_read_lock()/rcu_read_unlock() (these, through slub.h), and link
+ *     the flavour's library (pkg-config slub names it);
+ *   - with urcu-bp (the default): nothing more; a thread is registered by
+ *     its first rcu_read_lock().  With memb or mb: rcu_register_thread()
+ *     in every thread that reads, before its first rcu_read_lock(), and
+ *     rcu_unregister_thread() before it exits.  With qsbr: that, and
+ *     rcu_quiescent_state() (or rcu_thread_offline()) often, outside
+ *     read-side sections; kfree_rcu() from an online thread only.
+ * An unregistered memb/qsbr reader is not waited for: the object it reads
+ * may be freed under it.  That is why the default is bp: kernel code takes
+ * rcu_read_lock() in any thread, and bp's reader costs a few instructions
+ * more, never a use after free.
+ *
+ * A program that never uses RCU pays nothing: liburcu is loaded (dlopen of
+ * the flavour's library) at the first kmem_cache_create() with
+ * SLAB_TYPESAFE_BY_RCU, kvfree_call_rcu() or kvfree_rcu_barrier(); that
+ * first use starts liburcu's call_rcu worker thread, the one thread the
+ * library starts on its own.  fork() pauses it and makes it anew in the
+ * child (the library's fork handlers call liburcu's).  Define SLUB_NO_URCU
+ * before including slub.h to build without liburcu's headers: struct
+ * rcu_head is then slub_rcu.h's, of the same layout, and the calls below
+ * still work (liburcu must be installed at run time).
+ *
+ * SLAB_TYPESAFE_BY_RCU, as in the kernel: an object freed with
+ * kmem_cache_free() may be handed out again at once, but the slab's pages
+ * go back to the page allocator only after a grace period.  A reader under
+ * rcu_read_lock() that reaches a freed object finds memory of the same type
+ * (possibly another object now): it must re-check, under the object's lock
+ * or by its key, that it has the object it looked up.  The free pointer is
+ * kept outside the object (or at kmem_cache_args.freeptr_offset), the
+ * constructor runs once per object when its slab is made, and with
+ * slub_debug's poisoning an object is poisoned after a grace period.
+ * kmem_cache_destroy() waits for the cache's slabs, its kfree_rcu'd
+ * objects and (rcu_barrier) the callbacks already queued.
+ */
+
+/*
+ * Free @ptr (the start of a kmalloc'ed, kvmalloc'ed or kmem_cache block)
+ * after a grace period.  @head is an rcu_head inside it, used only when no
+ * batch page can be had; NULL (the mightsleep forms) may then wait for a
+ * grace period in the caller.  Never from inside a read-side section with
+ * @head NULL.  A bad pointer is reported and ignored.
+ */
+SLUB_API void kvfree_call_rcu(struct rcu_head *head, void *ptr);
+/* Wait until every block queued by kfree_rcu() and kin before it is freed. */
+SLUB_API void kvfree_rcu_barrier(void);
+
+#define kvfree_rcu(ptr, rhf)                                                            \
+	do {                                                                            \
+		__typeof__(ptr) slub_rcu_p_ = (ptr);                                    \
+		if (slub_rcu_p_)                                                        \
+			kvfree_call_rcu(&slub_rcu_p_->rhf, (void *)slub_rcu_p_);        \
+	} while (0)
+#define kfree_rcu(ptr, rhf) kvfree_rcu(ptr, rhf)
+#define kvfree_rcu_mightsleep(ptr) kvfree_call_rcu(NULL, (void *)(ptr))
+#define kfree_rcu_mightsleep(ptr) kvfree_rcu_mightsleep(ptr)
 
 /* ---- libslub extras --------------------------------------------------- */
 

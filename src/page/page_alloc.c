@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/start.h"
 #include "base/fault_inject.h"
@@ -379,7 +380,7 @@ static void prep_new_page(struct zone *z, struct page *page, unsigned int order)
  */
 static __cold bool should_fail_alloc_page(gfp_t gfp, unsigned int order)
 {
-	if (gfp & __GFP_NOFAIL)
+	if (gfp & (__GFP_NOFAIL | __GFP_NOINJECT))
 		return false;
 	if (!should_fail(&fail_page_alloc_attr, 1L << order, "fail_page_alloc", NULL, order))
 		return false;
@@ -889,6 +890,8 @@ static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, b
 	return page;
 }
 
+static struct page *alloc_nofail(int nid, gfp_t gfp, unsigned int order);
+
 struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 {
 	bool zero = false;
@@ -902,17 +905,41 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 	if (unlikely(order > MAX_PAGE_ORDER)) {
 		if (order > MAX_LARGE_ORDER)
 			return alloc_failed(gfp, order, "order too large");
-		return alloc_large(z, gfp, order);
+		struct page *large = alloc_large(z, gfp, order);
+		return large || !(gfp & __GFP_NOFAIL) ? large : alloc_nofail(nid, gfp, order);
 	}
 	struct page *page = buddy_alloc(z, gfp, order, &zero, true);
-	if (!page)
-		return NULL;
+	if (unlikely(!page))
+		return gfp & __GFP_NOFAIL ? alloc_nofail(nid, gfp, order) : NULL;
 	prep_new_page(z, page, order);
 	if (zero)
 		set_page_flags(page, PG_head | PG_fresh);
 	else if (gfp & __GFP_ZERO)
 		memset(memmap_page_address(page), 0, PAGE_SIZE << order);
 	return page;
+}
+
+/*
+ * __GFP_NOFAIL, as the kernel's: never NULL.  There is no reclaim to wait
+ * for here, so wait for other threads' frees (and the decay's, the OS's):
+ * retry every millisecond, quietly after one warning.  Only an order no
+ * allocation can have, or an unusable system, still fails.
+ */
+static __cold struct page *alloc_nofail(int nid, gfp_t gfp, unsigned int order)
+{
+	static struct slub_ratelimit rs;
+	if (order > MAX_LARGE_ORDER || slub_unusable)
+		return NULL;
+	if (slub_ratelimit(&rs))
+		slub_warn("alloc_pages: __GFP_NOFAIL allocation of order %u failed; retrying until "
+			  "memory is freed", order);
+	for (;;) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+		struct page *page = alloc_pages_node(nid, (gfp & ~__GFP_NOFAIL) | __GFP_NOWARN, order);
+		if (page)
+			return page;
+	}
 }
 
 struct page *alloc_pages(gfp_t gfp, unsigned int order)

@@ -247,6 +247,29 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 	return kind;
 }
 
+void *kmalloc_block_start(const void *p, struct kmem_cache **sp)
+{
+	uintptr_t start;
+	struct slab *slab;
+	*sp = NULL;
+	if ((uintptr_t)p < PAGE_SIZE || (uintptr_t)p >= (1UL << 47))
+		return NULL;
+	struct kmem_cache *s = object_slab(p, &slab, &start);
+	if (s) {
+		unsigned int size = READ_ONCE(s->size);
+		uintptr_t index = ((uintptr_t)p - start) / size;
+		*sp = s;
+		return (void *)(start + index * size + READ_ONCE(s->red_left_pad));
+	}
+	struct page *page = virt_to_page(p);
+	if (!page)
+		return NULL;
+	struct page *head = compound_head(page);
+	if (!(__atomic_load_n(&head->flags, __ATOMIC_ACQUIRE) & PG_kmalloc_large))
+		return NULL;
+	return memmap_page_address(head);
+}
+
 bool wild_pointer(const void *p, const char *caller, bool zero_size_ok)
 {
 	uintptr_t a = (uintptr_t)p;

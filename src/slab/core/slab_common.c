@@ -9,6 +9,7 @@
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/rcu/rcu.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -128,6 +129,7 @@ static void for_each_cache_lock(bool lock)
 
 void slab_fork_prepare(void)
 {
+	slab_rcu_fork(SLAB_RCU_FORK_PREPARE);	/* first: liburcu's worker frees into slabs */
 	kmalloc_fork_lock(true);
 	sheaf_fork_lock(true);
 	pthread_mutex_lock(&slab_caches_lock);
@@ -146,6 +148,7 @@ void slab_fork_parent(void)
 	pthread_mutex_unlock(&slab_caches_lock);
 	sheaf_fork_lock(false);
 	kmalloc_fork_lock(false);
+	slab_rcu_fork(SLAB_RCU_FORK_PARENT);
 }
 
 void slab_fork_child(void)
@@ -174,7 +177,8 @@ void slab_fork_child(void)
 		slab_set_percpu_mode(0);
 		slub_report("membarrier registration failed in a forked child; using cmpxchg16b");
 	}
-	tsheaf_fork_child();	/* last: it frees to slabs, every lock set up again */
+	tsheaf_fork_child();	/* it frees to slabs, every lock set up again */
+	slab_rcu_fork(SLAB_RCU_FORK_CHILD);	/* last: liburcu makes its worker anew */
 }
 
 
@@ -493,6 +497,9 @@ struct kmem_cache *kmem_cache_create_args(const char *name, unsigned int size,
 	const char *why = create_check(name, size, a.align, flags);
 	if (!why)
 		why = args_check(size, &a, flags);
+	/* The first RCU use may be this: liburcu is loaded here, outside every lock. */
+	if (!why && (flags & SLAB_TYPESAFE_BY_RCU) && !slab_rcu_load())
+		why = "SLAB_TYPESAFE_BY_RCU needs liburcu, which could not be loaded";
 	if (!why && (a.usersize > size || size - a.usersize < a.useroffset ||
 		     (!a.usersize && a.useroffset))) {
 		/* As the kernel: warn, and make the cache without the region. */
@@ -568,6 +575,7 @@ static void cache_put(struct kmem_cache *s, bool own)
 	}
 	list_del(&s->list);
 	pthread_mutex_unlock(&slab_caches_lock);
+	slab_rcu_cache_release(s);	/* its slabs still waiting for readers name it */
 	slab_aliases_free(s);
 	free_cpu_slab(s);
 	kmem_cache_free(&boot_kmem_cache, s);
@@ -575,6 +583,9 @@ static void cache_put(struct kmem_cache *s, bool own)
 
 void kmem_cache_destroy(struct kmem_cache *s)
 {
+	/* rcu_barrier() semantics: what RCU still holds of @s comes back first. */
+	if (s && READ_ONCE(s->refcount) == 1)
+		slab_rcu_cache_quiesce(s);
 	cache_put(s, false);
 }
 
