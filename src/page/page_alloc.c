@@ -1522,3 +1522,29 @@ int page_to_nid(const struct page *page)
 {
 	return memmap_page_valid(page) ? page_region(page)->node : NUMA_NO_NODE;
 }
+
+/* ---- alloc_pages_exact: extents under the kernel's names -------------------- */
+
+void *alloc_pages_exact(size_t size, gfp_t gfp)
+{
+	if (unlikely(!size)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	unsigned long nr = (unsigned long)((size - 1) >> PAGE_SHIFT) + 1;
+	struct page *page = alloc_pages_extent(gfp, nr, PAGE_SIZE);
+	return page ? memmap_page_address(page) : NULL;
+}
+
+void free_pages_exact(void *virt, size_t size)
+{
+	if (!virt)
+		return;
+	struct page *page = ((uintptr_t)virt & (PAGE_SIZE - 1)) ? NULL : virt_to_page(virt);
+	if (!page || !size) {
+		slub_report("free_pages_exact(%p, %zu): not a block alloc_pages_exact() handed out; "
+			    "ignored", virt, size);
+		return;
+	}
+	free_pages_extent(page, (unsigned long)((size - 1) >> PAGE_SHIFT) + 1);
+}

@@ -164,6 +164,17 @@ void *kmalloc(size_t size, gfp_t gfp)
 	return __kmalloc_node(size, gfp, NUMA_NO_NODE);
 }
 
+size_t kmalloc_size_roundup(size_t size)
+{
+	if (!size)
+		return 0;
+	if (size <= KMALLOC_MAX_CACHE_SIZE)
+		return kmalloc_size(kmalloc_index(size));
+	if (size > KMALLOC_MAX_SIZE)
+		return size;	/* kmalloc() fails: its size is the caller's to keep */
+	return PAGE_SIZE << get_order(size);
+}
+
 void *kzalloc(size_t size, gfp_t gfp)
 {
 	return kmalloc_node(size, gfp | __GFP_ZERO, NUMA_NO_NODE);

@@ -304,14 +304,6 @@ static void reader_writer(struct kmem_cache *cache)
 	atomic_store(&rechecked, 0);
 }
 
-static long attr_num(struct kmem_cache *s, const char *name)
-{
-	char buf[64];
-	if (slub_attr_read(s, name, buf, sizeof(buf)) < 0)
-		return -1;
-	return strtol(buf, NULL, 10);
-}
-
 static void test_typesafe_readers(void)
 {
 	struct kmem_cache *s = kmem_cache_create("rcu_test_nodes", sizeof(struct node), 0,
@@ -319,7 +311,7 @@ static void test_typesafe_readers(void)
 	CHECK(s != NULL);
 	if (!s)
 		return;
-	CHECK_EQ(attr_num(s, "destroy_by_rcu"), 1);
+	CHECK_EQ(check_attr_long(s, "destroy_by_rcu"), 1);
 	reader_writer(s);
 	kmem_cache_destroy(s);
 	CHECK(slub_find_cache("rcu_test_nodes") == NULL);
@@ -329,7 +321,7 @@ static void test_kfree_rcu_readers(void)
 {
 	reader_writer(NULL);
 	kvfree_rcu_barrier();
-	CHECK_EQ(attr_num(slub_find_cache("kmalloc-96"), "rcu_pending_objects"), 0);
+	CHECK_EQ(check_attr_long(slub_find_cache("kmalloc-96"), "rcu_pending_objects"), 0);
 }
 
 /* The slab's pages wait; its objects do not. */
@@ -364,14 +356,14 @@ static void test_typesafe_slab_waits(void)
 		kmem_cache_free(s, objs[i]);
 	kmem_cache_shrink(s);
 	/* Inside a read-side section: the slabs cannot be back yet, and their memory reads. */
-	long pending = attr_num(s, "rcu_pending_slabs");
+	long pending = check_attr_long(s, "rcu_pending_slabs");
 	CHECK(pending > 0);
 	CHECK(virt_to_page(objs[0]) != NULL);
 	volatile unsigned char c = *(volatile unsigned char *)objs[63];
 	(void)c;
 	reader_unlock();
 	rcu_barrier();
-	CHECK_EQ(attr_num(s, "rcu_pending_slabs"), 0);
+	CHECK_EQ(check_attr_long(s, "rcu_pending_slabs"), 0);
 	kmem_cache_destroy(s);
 }
 
@@ -392,7 +384,7 @@ static void test_flood_then_destroy(void)
 	calls = __atomic_load_n(&slab_rcu_calls, __ATOMIC_RELAXED) - calls;
 	fprintf(stderr, "   %d kfree_rcu: %lu call_rcu\n", N, calls);
 	CHECK(calls < N / 100);
-	CHECK(attr_num(s, "rcu_pending_objects") > 0);
+	CHECK(check_attr_long(s, "rcu_pending_objects") > 0);
 	kmem_cache_destroy(s);
 	CHECK(slub_find_cache("rcu_test_flood") == NULL);
 	CHECK_EQ(slub_errors(), errors);
@@ -415,9 +407,9 @@ static void test_forms(void)
 	kvfree_rcu(wh, rcu);
 	kfree_rcu(none, rcu);			/* NULL: nothing */
 	kvfree_rcu_barrier();
-	CHECK_EQ(attr_num(s, "rcu_pending_objects"), 0);
+	CHECK_EQ(check_attr_long(s, "rcu_pending_objects"), 0);
 	kmem_cache_shrink(s);
-	CHECK_EQ(attr_num(s, "objects"), 0);
+	CHECK_EQ(check_attr_long(s, "objects"), 0);
 	CHECK_EQ(slub_errors(), errors);
 	kmem_cache_destroy(s);
 	CHECK_EQ(slub_errors(), errors);
@@ -453,10 +445,10 @@ static void test_debug_poison_after_gp(void)
 	for (int i = 0; i < 100; i++)
 		intact &= p[i] == 0x11;
 	CHECK(intact);		/* a reader still sees the object */
-	CHECK_EQ(attr_num(s, "rcu_pending_objects"), 1);
+	CHECK_EQ(check_attr_long(s, "rcu_pending_objects"), 1);
 	reader_unlock();
 	kvfree_rcu_barrier();
-	CHECK_EQ(attr_num(s, "rcu_pending_objects"), 0);
+	CHECK_EQ(check_attr_long(s, "rcu_pending_objects"), 0);
 	CHECK_EQ(p[0], 0x6b);	/* poisoned after the grace period */
 	CHECK_EQ(p[99], 0xa5);
 	CHECK_EQ(slub_validate(s), 0);
@@ -514,7 +506,7 @@ static void test_fork(void)
 	CHECK(waitpid(pid, &status, 0) == pid);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	kvfree_rcu_barrier();
-	CHECK_EQ(attr_num(slub_find_cache("kmalloc-32"), "rcu_pending_objects"), 0);
+	CHECK_EQ(check_attr_long(slub_find_cache("kmalloc-32"), "rcu_pending_objects"), 0);
 }
 
 int main(int argc, char **argv)
