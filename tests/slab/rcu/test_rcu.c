@@ -93,11 +93,19 @@ static void quiescent(void)
 #endif
 }
 
+/*
+ * Atomic stores, as kernel code writes what lockless readers read: a
+ * reader may reach an object of a new slab that another thread published,
+ * and TSan sees the allocator's hand-off of the slab's objects between
+ * threads as no ordering with this constructor's writes.
+ */
 static void node_ctor(void *p)
 {
 	struct node *n = p;
-	memset(n, 0, sizeof(*n));
-	n->magic = MAGIC;
+	__atomic_store_n(&n->key, ~0UL, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->value, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->next, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&n->magic, MAGIC, __ATOMIC_RELAXED);
 }
 
 /* Walk @key's bucket once; true if done (found or surely absent). */
