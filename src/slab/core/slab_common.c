@@ -575,7 +575,9 @@ static void cache_put(struct kmem_cache *s, bool own)
 	}
 	list_del(&s->list);
 	pthread_mutex_unlock(&slab_caches_lock);
-	slab_rcu_cache_release(s);	/* its slabs still waiting for readers name it */
+	/* Its slabs still waiting for readers name it. */
+	if (!slab_rcu_cache_release(s))
+		return;
 	slab_aliases_free(s);
 	free_cpu_slab(s);
 	kmem_cache_free(&boot_kmem_cache, s);

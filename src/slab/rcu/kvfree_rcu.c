@@ -279,10 +279,23 @@ void slab_rcu_cache_quiesce(struct kmem_cache *s)
 		slab_rcu_barrier();
 }
 
-void slab_rcu_cache_release(struct kmem_cache *s)
+/*
+ * rcu_barrier() returns at once in liburcu's worker (a destroy from inside
+ * an RCU callback): after a few rounds the descriptor is kept, not freed
+ * under callbacks that still name it.
+ */
+bool slab_rcu_cache_release(struct kmem_cache *s)
 {
-	while (__atomic_load_n(&s->rcu_pending_slabs, __ATOMIC_ACQUIRE))
+	for (int round = 0; round < 16; round++) {
+		if (!__atomic_load_n(&s->rcu_pending_slabs, __ATOMIC_ACQUIRE))
+			return true;
 		slab_rcu_barrier();
+	}
+	if (!__atomic_load_n(&s->rcu_pending_slabs, __ATOMIC_ACQUIRE))
+		return true;
+	slub_report("kmem_cache_destroy(%s): slabs still wait for a grace period (called from an "
+		    "RCU callback?); the cache's descriptor is kept", s->name);
+	return false;
 }
 
 void krc_fork_lock(bool lock)

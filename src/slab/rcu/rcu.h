@@ -60,8 +60,11 @@ __hidden bool slab_rcu_defer_debug_free(struct kmem_cache *s, void *object);
  * (kvfree_rcu_barrier, rcu_barrier); called with no lock held.
  */
 __hidden void slab_rcu_cache_quiesce(struct kmem_cache *s);
-/* After @s left the cache list: its RCU-deferred slabs gone too (rcu_barrier). */
-__hidden void slab_rcu_cache_release(struct kmem_cache *s);
+/*
+ * After @s left the cache list: its RCU-deferred slabs gone too
+ * (rcu_barrier); false (reported) if they would not go.
+ */
+__hidden bool slab_rcu_cache_release(struct kmem_cache *s);
 
 /* The kfree_rcu shards' locks across fork (kvfree_rcu.c; slab_rcu_fork's order). */
 __hidden void krc_fork_lock(bool lock);
