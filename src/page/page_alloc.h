@@ -91,6 +91,12 @@ extern __hidden struct page_alloc_stats page_alloc_stats;
 
 /* Largest order served at all (from direct mappings above MAX_PAGE_ORDER). */
 #define MAX_LARGE_ORDER 30	/* 4 TiB */
+/*
+ * Internal gfp bit: no injected failure (fail_page_alloc), yet free to fail
+ * for real.  The slab layer's own caches ask for it; __GFP_NOFAIL would
+ * retry for ever (alloc_pages_node).
+ */
+#define __GFP_NOINJECT 0x80000000u
 
 /*
  * Inside the page allocator (page_alloc.c, pcp.c): take a block from the

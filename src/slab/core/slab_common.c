@@ -9,6 +9,7 @@
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/rcu/rcu.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -129,6 +130,7 @@ static void for_each_cache_lock(bool lock)
 /* fork(): the slab layer's locks, outside every other layer's (FORK_SLAB). */
 static void slab_fork_prepare(void)
 {
+	slab_rcu_fork(SLAB_RCU_FORK_PREPARE);	/* first: liburcu's worker frees into slabs */
 	kmalloc_fork_lock(true);
 	sheaf_fork_lock(true);
 	pthread_mutex_lock(&slab_caches_lock);
@@ -147,6 +149,7 @@ static void slab_fork_parent(void)
 	pthread_mutex_unlock(&slab_caches_lock);
 	sheaf_fork_lock(false);
 	kmalloc_fork_lock(false);
+	slab_rcu_fork(SLAB_RCU_FORK_PARENT);
 }
 
 static void slab_fork_child(void)
@@ -175,7 +178,8 @@ static void slab_fork_child(void)
 		slab_set_percpu_mode(0);
 		slub_report("membarrier registration failed in a forked child; using cmpxchg16b");
 	}
-	tsheaf_fork_child();	/* last: it frees to slabs, every lock set up again */
+	tsheaf_fork_child();	/* it frees to slabs, every lock set up again */
+	slab_rcu_fork(SLAB_RCU_FORK_CHILD);	/* last: liburcu makes its worker anew */
 }
 slub_initcall(slab_initcall, .fork_level = FORK_SLAB, .fork_prepare = slab_fork_prepare,
 	      .fork_parent = slab_fork_parent, .fork_child = slab_fork_child);
@@ -496,6 +500,9 @@ struct kmem_cache *kmem_cache_create_args(const char *name, unsigned int size,
 	const char *why = create_check(name, size, a.align, flags);
 	if (!why)
 		why = args_check(size, &a, flags);
+	/* The first RCU use may be this: liburcu is loaded here, outside every lock. */
+	if (!why && (flags & SLAB_TYPESAFE_BY_RCU) && !slab_rcu_load())
+		why = "SLAB_TYPESAFE_BY_RCU needs liburcu, which could not be loaded";
 	if (!why && (a.usersize > size || size - a.usersize < a.useroffset ||
 		     (!a.usersize && a.useroffset))) {
 		/* As the kernel: warn, and make the cache without the region. */
@@ -571,6 +578,9 @@ static void cache_put(struct kmem_cache *s, bool own)
 	}
 	list_del(&s->list);
 	pthread_mutex_unlock(&slab_caches_lock);
+	/* Its slabs still waiting for readers name it. */
+	if (!slab_rcu_cache_release(s))
+		return;
 	slab_aliases_free(s);
 	free_cpu_slab(s);
 	kmem_cache_free(&boot_kmem_cache, s);
@@ -578,6 +588,9 @@ static void cache_put(struct kmem_cache *s, bool own)
 
 void kmem_cache_destroy(struct kmem_cache *s)
 {
+	/* rcu_barrier() semantics: what RCU still holds of @s comes back first. */
+	if (s && READ_ONCE(s->refcount) == 1)
+		slab_rcu_cache_quiesce(s);
 	cache_put(s, false);
 }
 
