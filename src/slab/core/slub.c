@@ -542,6 +542,13 @@ static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
 	struct kmem_cache_cpu *c = slab_lock_cpu_slot(s, NULL);
 	struct slab *flush = NULL;
 
+	if (unlikely(!READ_ONCE(s->cpu_partial_slabs))) {
+		/* Turned off since the caller looked (a debug switch): the node's list. */
+		slab_unlock(&c->lock);
+		slab->next = NULL;
+		put_partials(s, slab);
+		return;
+	}
 	if (c->nr_partial >= READ_ONCE(s->cpu_partial_slabs)) {
 		/* Full: the old list goes to the node, this slab starts anew. */
 		flush = c->partial;
@@ -675,8 +682,8 @@ void kmem_cache_flush_all(struct kmem_cache *s)
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		if (sheaves)
 			sheaf_flush_cpu(s, cpu);
-		else
-			flush_slot(s, cpu);
+		/* Both with sheaves: a slot may keep a slab from before a debug switch. */
+		flush_slot(s, cpu);
 	}
 	if (sheaves)
 		sheaf_flush_barn(s);
@@ -1074,6 +1081,10 @@ again:
 	if (unlikely(kmem_cache_debug(s))) {	/* switched on meanwhile (slab_set_debug) */
 		slab_unlock(&c->lock);
 		return debug_slab_alloc(s, gfp, node, 0);
+	}
+	if (unlikely(READ_ONCE(s->sheaf_capacity))) {	/* switched off: sheaves again */
+		slab_unlock(&c->lock);
+		return sheaf_alloc(s, gfp, node);
 	}
 	/* Stable under the slot lock, which every switch holds. */
 	unsigned int layout_gen = READ_ONCE(s->layout_gen);
