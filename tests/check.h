@@ -478,6 +478,46 @@ static inline void check_racing_frees(void *(*make)(void), void (*free_fn)(void 
 	CHECK_EQ(child_quiet(race_frees_and_sizes), 0);
 }
 
+/* An attribute's leading number, -1 if it cannot be read. */
+static inline long check_attr_long(struct kmem_cache *s, const char *name)
+{
+	char buf[256];
+	if (slub_attr_read(s, name, buf, sizeof(buf)) < 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+/* One case of a test that runs itself once per case, with its SLUB_OPTIONS. */
+struct self_case {
+	const char *mode, *options;
+	int (*fn)(void);
+};
+
+/*
+ * main() of such a test: with an argument, run that case (in the child);
+ * without, run each case as a child of its own and check it exits 0.
+ */
+static inline int run_self_cases(int argc, char **argv, const struct self_case *cases, size_t n)
+{
+	static char out[1 << 16];
+	if (argc > 1) {
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(argv[1], cases[i].mode))
+				return cases[i].fn();
+		return 2;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int status = run_self(argv[0], cases[i].mode, cases[i].options, out, sizeof(out));
+		bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		printf("== %s (SLUB_OPTIONS=%s): %s\n", cases[i].mode, cases[i].options,
+		       ok ? "ok" : "FAILED");
+		if (!ok)
+			fputs(out, stdout);
+		CHECK(ok);
+	}
+	return check_done();
+}
+
 /* A test's temporary directory and all in it removed; false (said on stderr) if not. */
 static inline bool remove_tree(const char *path)
 {

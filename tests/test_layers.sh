@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: MIT
 # Includes go one way, down the layers: base <- stack <- page <- slab <-
 # agent <- malloc (agent/: the live tree's socket, above the slab API it
-# answers; nothing below knows it); src/init.c, the start-up of them all,
-# is above every layer.  stack/ is the call-stack machinery (unwinder,
-# capture, depot, naming) that needs no slab.  A file includes its own
-# layer's headers and lower ones' only.
+# answers; nothing below knows it); src/init.c (slub_setup(), the threads
+# started at load) is above every layer.  stack/ is the call-stack
+# machinery (unwinder, capture, depot, naming) that needs no slab.  A file
+# includes its own layer's headers and lower ones' only.  Calls:
+# test_layer_calls.sh.
 # Inside slab/, core (the engine and the cache API), sheaf and debug call
 # each other; view (attributes, counters as attributes, tables, slabinfo)
 # reads them all and is included by nothing of theirs.

@@ -269,6 +269,7 @@ int agent_connect_wait_for(pid_t pid, char *path, size_t len, double at_least)
 		bool wants = process_env(pid, "SLUB_OPTIONS", opts, sizeof(opts)) &&
 			     options_want_agent(opts);
 		if (!agent_process_running(pid) ||
+		    (waited >= AGENT_WAIT_S && !wants && process_age(pid) >= AGENT_WAIT_S) ||
 		    (waited >= at_least && process_age(pid) >= AGENT_WAIT_S &&
 		     (!wants || waited >= AGENT_WAIT_S)))
 			return fd;

@@ -28,7 +28,11 @@ int agent_connect(pid_t pid, char *path, size_t len);
  * ask for the agent, up to AGENT_WAIT_S seconds for its agent to listen.
  */
 int agent_connect_wait(pid_t pid, char *path, size_t len);
-/* The same, waiting @at_least seconds whatever the process's age (it just exec'd). */
+/*
+ * The same, for a process that just exec'd: up to @at_least seconds while
+ * its SLUB_OPTIONS ask for the agent (a slow start: a sanitizer's, a
+ * loaded machine's), AGENT_WAIT_S otherwise.
+ */
 int agent_connect_wait_for(pid_t pid, char *path, size_t len, double at_least);
 /* The socket at @path, unchecked (the tests' own sockets). */
 int agent_connect_path(const char *path);

@@ -164,7 +164,7 @@ bool live_source_reopen(struct source *src)
 		return false;
 	close(l->fd);
 	char path[128] = "";
-	int fd = agent_connect_wait_for(l->pid, path, sizeof(path), AGENT_WAIT_S);
+	int fd = agent_connect_wait_for(l->pid, path, sizeof(path), 4 * AGENT_WAIT_S);
 	if (fd < 0)
 		return false;
 	l->fd = fd;

@@ -502,7 +502,13 @@ void slub_agent_start(void)
 	pthread_mutex_unlock(&agent_lock);
 }
 
-void slub_agent_fork_child(void)
+/*
+ * In a forked child, after the allocator's locks are made new (FORK_AGENT
+ * is the outermost level: its child hook runs last): drop the parent's
+ * socket (without removing it: it is still the parent's) and start this
+ * process's own agent if the option is on.
+ */
+static void agent_fork_child(void)
 {
 	pthread_mutex_init(&agent_lock, NULL);
 	if (!agent_pid)
@@ -519,6 +525,7 @@ void slub_agent_fork_child(void)
 	if (slub_agent_wanted())
 		slub_agent_start();
 }
+slub_initcall(agent_initcall, .fork_level = FORK_AGENT, .fork_child = agent_fork_child);
 
 /*
  * At exit the socket goes; the thread may still be answering meanwhile, as

@@ -17,11 +17,5 @@ __hidden bool slub_agent_wanted(void);
  * thread is safe: the constructor, slub_setup(), the fork child handler.
  */
 __hidden void slub_agent_start(void);
-/*
- * In a forked child, after the allocator's locks are made new: drop the
- * parent's socket (without removing it: it is still the parent's) and
- * start this process's own agent if the option is on.
- */
-__hidden void slub_agent_fork_child(void);
 
 #endif

@@ -46,30 +46,30 @@ static void copy_path(char *to, size_t len, const char *from)
 	to[n] = 0;
 }
 
-bool maps_find(uintptr_t addr, struct maps_entry *e, char *path, size_t path_len)
+bool maps_walk(bool (*fn)(const struct maps_entry *e, const char *path, void *arg), void *arg)
 {
 	char buf[MAPS_LINE];
 	size_t have = 0;
-	bool found = false;
+	bool stop = false;
 	int cancel = os_cancel_off();
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		goto out;
-	while (!found) {
+	if (fd < 0) {
+		os_cancel_restore(cancel);
+		return false;
+	}
+	while (!stop) {
 		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
 		if (n <= 0)
 			break;
 		have += (size_t)n;
 		buf[have] = 0;
 		char *line = buf, *nl;
-		while ((nl = strchr(line, '\n'))) {
+		while (!stop && (nl = strchr(line, '\n'))) {
 			*nl = 0;
+			struct maps_entry e;
 			const char *name;
-			if (parse_line(line, e, &name) && addr >= e->start && addr < e->end) {
-				copy_path(path, path_len, name);
-				found = true;
-				break;
-			}
+			if (parse_line(line, &e, &name))
+				stop = fn(&e, name, arg);
 			line = nl + 1;
 		}
 		have = strlen(line);		/* a partial line: keep it */
@@ -78,7 +78,32 @@ bool maps_find(uintptr_t addr, struct maps_entry *e, char *path, size_t path_len
 			have = 0;		/* longer than a path can be: drop it */
 	}
 	close(fd);
-out:
 	os_cancel_restore(cancel);
-	return found;
+	return true;
+}
+
+struct find {
+	uintptr_t addr;
+	struct maps_entry *e;
+	char *path;
+	size_t path_len;
+	bool found;
+};
+
+static bool find_one(const struct maps_entry *e, const char *path, void *arg)
+{
+	struct find *f = arg;
+	if (f->addr < e->start || f->addr >= e->end)
+		return false;
+	*f->e = *e;
+	copy_path(f->path, f->path_len, path);
+	f->found = true;
+	return true;
+}
+
+bool maps_find(uintptr_t addr, struct maps_entry *e, char *path, size_t path_len)
+{
+	struct find f = { addr, e, path, path_len, false };
+	maps_walk(find_one, &f);
+	return f.found;
 }

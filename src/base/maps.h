@@ -4,7 +4,8 @@
  * /proc/self/maps read with open/read into a stack buffer: no malloc, no
  * stdio, no dladdr() (it takes dl_load_lock, which a thread inside dlopen()
  * may hold while it waits for an allocator lock we hold).  Used to name
- * stack frames (report_abort.c, stack/stacktrace_symbol.c).
+ * stack frames (report_abort.c, stack/stacktrace_symbol.c) and by the leak
+ * scan for its roots (slab/debug/leak_scan.c).
  */
 #ifndef SLUB_MAPS_H
 #define SLUB_MAPS_H
@@ -30,5 +31,13 @@ struct maps_entry {
  * with cancellation off (open and read are cancellation points).
  */
 __hidden bool maps_find(uintptr_t addr, struct maps_entry *e, char *path, size_t path_len);
+
+/*
+ * Call @fn for each mapping, in address order, until it returns true;
+ * false if maps cannot be read.  Same rules as maps_find(); @fn must not
+ * map or unmap (the file is read as the walk goes).
+ */
+__hidden bool maps_walk(bool (*fn)(const struct maps_entry *e, const char *path, void *arg),
+			void *arg);
 
 #endif

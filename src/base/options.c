@@ -35,6 +35,24 @@ struct slub_option slub_options[NR_SLUB_OPTIONS] = {
 
 pthread_mutex_t options_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* fork(): start-up holds options_lock outside the page allocator's locks. */
+static void options_fork_prepare(void)
+{
+	pthread_mutex_lock(&options_lock);
+}
+
+static void options_fork_parent(void)
+{
+	pthread_mutex_unlock(&options_lock);
+}
+
+static void options_fork_child(void)
+{
+	pthread_mutex_init(&options_lock, NULL);
+}
+slub_initcall(options_initcall, .fork_level = FORK_OPTIONS, .fork_prepare = options_fork_prepare,
+	      .fork_parent = options_fork_parent, .fork_child = options_fork_child);
+
 /* Kernel rule: '-' and '_' match each other in parameter names. */
 static bool name_eq(const char *a, size_t alen, const char *b)
 {

@@ -75,7 +75,11 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(debug_frames, "slub_debug_frames", OPT_INT, 16, 0, 16,              \
 	  "frames of the call stack slub_debug's U keeps per allocation and free (0: the caller only)") \
 	X(leak_check, "slub_leak_check", OPT_BOOL, 0, 0, 1,                  \
-	  "at exit, list the blocks left allocated by call site (needs slub_debug U)") \
+	  "at exit, list the blocks no pointer reaches, by call site, as kmemleak (needs slub_debug U)") \
+	X(leak_check_reachable, "slub_leak_check_reachable", OPT_BOOL, 0, 0, 1, \
+	  "the leak check lists the blocks still reachable at exit too, by call site") \
+	X(leak_suppressions, "slub_leak_suppressions", OPT_STRING, 0, 0, 0,      \
+	  "a file of leak:PATTERN lines (LeakSanitizer's syntax): call sites the leak check does not list") \
 	X(leak_check_pid, "slub_leak_check_pid", OPT_INT, 0, 0, INT_MAX,      \
 	  "only the process with this pid lists its leaks (0: every one)")    \
 	X(exit_stats_internal, "slub_exit_stats_internal", OPT_BOOL, 0, 0, 1,  \

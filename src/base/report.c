@@ -16,6 +16,7 @@
 
 #include <slub.h>
 #include "base/options.h"
+#include "base/start.h"
 #include "base/os.h"
 
 static int report_fd = STDERR_FILENO;
@@ -86,23 +87,26 @@ void slub_report_end(void)
 		report_abort(READ_ONCE(report_fd));
 }
 
-void report_fork_prepare(void)
+/* fork(): the report lock is the innermost lock; taken last, made new in the child. */
+static void report_fork_prepare(void)
 {
 	pthread_mutex_lock(&report_lock);
 }
 
-void report_fork_parent(void)
+static void report_fork_parent(void)
 {
 	pthread_mutex_unlock(&report_lock);
 }
 
-void report_fork_child(void)
+static void report_fork_child(void)
 {
 	pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 	memcpy(&report_lock, &fresh, sizeof(fresh));
 	block_depth = 0;
 	block_event = false;
 }
+slub_initcall(report_initcall, .fork_level = FORK_REPORT, .fork_prepare = report_fork_prepare,
+	      .fork_parent = report_fork_parent, .fork_child = report_fork_child);
 
 enum report_kind {
 	REPORT_CONT, REPORT_EVENT, REPORT_WARNING, REPORT_RAW, REPORT_RAW_EVENT, REPORT_BUG,

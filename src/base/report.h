@@ -59,10 +59,6 @@ __hidden void slub_report_error(const char *fmt, ...) __printf(1, 2);
 __hidden void slub_report_bug(const char *fmt, ...) __printf(1, 2);
 __hidden void slub_report_line(const char *fmt, ...) __printf(1, 2);
 __hidden void slub_report_count(void);
-/* fork(): the report lock is the innermost lock; taken last, made new in the child. */
-__hidden void report_fork_prepare(void);
-__hidden void report_fork_parent(void);
-__hidden void report_fork_child(void);
 
 /*
  * The kernel's rate limit for warnings: at most 10 per 5 seconds per

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * init.h - start-up of the whole library, once, on first use.
+ * start.h - start-up of the whole library, once, on first use, and the
+ * fork() handlers: each layer registers its start step and its fork hooks
+ * with base (slub_initcall()), and base runs them in order (start.c).  So
+ * start-up calls go down the layers, never up.
  *
- * Order: options from the environment, the report file, the OS checks, the
- * page allocator.  After it slub_setup() answers -EBUSY.
+ * Start order: options from the environment, the report file, fault
+ * injection, the OS and CPU checks (base); the page allocator (page).
+ * After it slub_setup() answers -EBUSY.
  */
-#ifndef SLUB_INIT_H
-#define SLUB_INIT_H
+#ifndef SLUB_START_H
+#define SLUB_START_H
 
 #include <stdbool.h>
 
@@ -17,6 +21,7 @@ extern __hidden int slub_started;
 /* Nonzero when start-up found the system unusable (wrong page size). */
 extern __hidden int slub_unusable;
 
+/* Run the registered start steps, once (under options_lock). */
 __hidden void slub_init_slow(void);
 
 static inline void slub_ensure_init(void)
@@ -24,6 +29,62 @@ static inline void slub_ensure_init(void)
 	if (unlikely(!__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE)))
 		slub_init_slow();
 }
+
+/*
+ * Start-up order, first first: the layers' order.  Each step runs under
+ * options_lock, before slub_started is set.
+ */
+enum slub_init_level {
+	INIT_NONE,
+	INIT_BASE,	/* options, report file, fault injection, OS checks */
+	INIT_PAGE,	/* the zones */
+	NR_INIT_LEVELS
+};
+
+/*
+ * The fork lock order, outermost first: prepare hooks run in it, parent
+ * and child hooks the other way round.  Not the layers' order: the slab
+ * layer's locks are outside options_lock, which start-up holds outside
+ * the page allocator's.
+ */
+enum slub_fork_level {
+	FORK_NONE,
+	FORK_AGENT,		/* child only, last: it may start a thread, which allocates */
+	FORK_SLAB,		/* the caches' locks */
+	FORK_OPTIONS,		/* options_lock */
+	FORK_PAGE,		/* the zones' and per-CPU lists' locks (once started) */
+	FORK_DECAY_THREAD,	/* child only */
+	FORK_REPORT,		/* innermost: reports come with any lock held */
+	NR_FORK_LEVELS
+};
+
+typedef void (*fork_hook_fn)(void);
+typedef int (*atfork_fn)(fork_hook_fn prepare, fork_hook_fn parent, fork_hook_fn child);
+
+/* What one layer (or file) registers; any member may be left out. */
+struct slub_initcall {
+	enum slub_init_level init_level;
+	void (*init)(void);
+	enum slub_fork_level fork_level;
+	fork_hook_fn fork_prepare, fork_parent, fork_child;
+	/*
+	 * The pthread_atfork to register the handlers with, lazily: the
+	 * malloc library's (malloc_fork.c).  Without one they are registered
+	 * at load with the platform's.
+	 */
+	atfork_fn atfork;
+};
+
+/*
+ * Register at link time, not in a constructor: a preloaded malloc may
+ * start the library before any constructor has run.  The pointers go in
+ * section slub_initcall, which the linker gathers from every object in
+ * the image (start.c walks it between __start_ and __stop_).
+ */
+#define slub_initcall(id, ...)							\
+	static const struct slub_initcall id = { __VA_ARGS__ };		\
+	static const struct slub_initcall *const id##_entry			\
+		__attribute__((used, section("slub_initcall"))) = &id
 
 /*
  * fork() handlers (pthread_atfork): the allocator's locks, taken in order
@@ -53,10 +114,6 @@ extern __hidden int slub_fork_handlers;
  * @wait) under way in another one.  Any thread, any time.
  */
 __hidden void slub_fork_handlers_register(bool wait);
-/* The platform's pthread_atfork; the malloc library's bypasses its own. */
-__hidden int slub_atfork(void (*prepare)(void), void (*parent)(void), void (*child)(void));
-/* True in the malloc library where it can register lazily. */
-__hidden bool slub_fork_handlers_lazy(void);
 
 static inline void slub_fork_handlers_check(void)
 {

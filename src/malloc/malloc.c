@@ -84,7 +84,7 @@ MALLOC_API void *malloc(size_t size)
 
 MALLOC_API void *calloc(size_t n, size_t size)
 {
-	/* pthread_create() callocs here before its thread exists (init.h). */
+	/* pthread_create() callocs here before its thread exists (base/start.h). */
 	slub_fork_handlers_check();
 	size_t bytes;
 	if (unlikely(__builtin_mul_overflow(n, size, &bytes))) {

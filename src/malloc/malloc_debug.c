@@ -392,15 +392,17 @@ static void collect_extent(struct page *head, void *arg)
 	struct extent_hdr *h = hdr_at_start(start, bytes);
 	static const struct track untracked;
 	if (!h)
-		leak_table_add(arg, &untracked, bytes);	/* a plain extent (aligned beyond a page) */
+		leak_table_add(arg, start, bytes, &untracked);	/* a plain extent (aligned beyond a page) */
 	else if (__atomic_load_n(&h->state, __ATOMIC_ACQUIRE) == EXTENT_LIVE)
-		leak_table_add(arg, &h->track[TRACK_ALLOC], h->size);
+		leak_table_add(arg, h + 1, h->size, &h->track[TRACK_ALLOC]);
 }
 
 void slub_leak_collect_extents(struct leak_table *lt)
 {
-	if (extent_debug_flags())
+	if (extent_debug_flags()) {
 		page_for_each_block(collect_extent, lt);
+		page_for_each_large(collect_extent, lt);
+	}
 }
 
 /* ---- validation at exit (slab_exit.c) ---------------------------------------------- */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * malloc_fork.c - the malloc library's fork handlers, registered lazily
- * (the why and the when: init.h).
+ * (the why and the when: base/start.h).
  *
  * One part lives here because it is the malloc library's alone: this
  * library exports __register_atfork, the function behind every
@@ -41,15 +41,8 @@ __asm__(".symver libc_pthread_atfork, pthread_atfork@GLIBC_2.2.5");
 /* glibc's __register_atfork, the next definition after ours. */
 static int (*libc_register_atfork)(fork_handler_fn, fork_handler_fn, fork_handler_fn, void *);
 
-bool slub_fork_handlers_lazy(void)
-{
-	return true;
-}
-
-int slub_atfork(fork_handler_fn prepare, fork_handler_fn parent, fork_handler_fn child)
-{
-	return libc_pthread_atfork(prepare, parent, child);
-}
+/* Base registers the handlers with this one, and not at load: lazily. */
+slub_initcall(malloc_fork_initcall, .atfork = libc_pthread_atfork);
 
 __attribute__((visibility("default")))
 int __register_atfork(fork_handler_fn prepare, fork_handler_fn parent, fork_handler_fn child,

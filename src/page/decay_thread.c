@@ -109,10 +109,13 @@ static void *decay_thread_main(void *arg)
 	return NULL;
 }
 
-void slub_decay_thread_fork_child(void)
+/* In a forked child: the start lock made new (a thread may have held it). */
+static void decay_thread_fork_child(void)
 {
 	pthread_mutex_init(&decay_thread_lock, NULL);
 }
+slub_initcall(decay_thread_initcall, .fork_level = FORK_DECAY_THREAD,
+	      .fork_child = decay_thread_fork_child);
 
 void slub_decay_thread_start(void)
 {

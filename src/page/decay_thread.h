@@ -18,8 +18,6 @@ __hidden bool slub_decay_thread_wanted(void);
  * is safe: not inside an allocation.  The caller asked wanted() first.
  */
 __hidden void slub_decay_thread_start(void);
-/* In a forked child: the start lock made new (a thread may have held it). */
-__hidden void slub_decay_thread_fork_child(void);
 
 /* The malloc library's part of each look; true while it caches extent mappings. */
 __hidden bool slub_malloc_idle_tick(uint64_t now_ms);

@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/start.h"
 #include "base/fault_inject.h"
@@ -45,7 +46,8 @@ static uint64_t bound_idle_ms;	/* see zone_bound_dirty() */
 static unsigned long thp_min_pages;	/* see large_fit_huge_pages() */
 static int thp_madvise = -1;		/* the system's THP setting is "madvise" (1); -1: not read yet */
 
-void page_alloc_init(void)
+/* The zones; under options_lock at start-up, after base's step. */
+static void page_alloc_init(void)
 {
 	decommit_order = (unsigned int)slub_opt(decommit_order);
 	decay_ms = (uint64_t)slub_opt(decay_ms);
@@ -379,7 +381,7 @@ static void prep_new_page(struct zone *z, struct page *page, unsigned int order)
  */
 static __cold bool should_fail_alloc_page(gfp_t gfp, unsigned int order)
 {
-	if (gfp & __GFP_NOFAIL)
+	if (gfp & (__GFP_NOFAIL | __GFP_NOINJECT))
 		return false;
 	if (!should_fail(&fail_page_alloc_attr, 1L << order, "fail_page_alloc", NULL, order))
 		return false;
@@ -815,8 +817,23 @@ unsigned long slub_reclaim(void)
 
 /* ---- fork ------------------------------------------------------------------ */
 
-void page_alloc_fork_prepare(void)
+/*
+ * Whether this fork's prepare took the locks: before start-up there are no
+ * zones.  Start-up sets slub_started under options_lock, which the fork
+ * holds already (FORK_OPTIONS is outside FORK_PAGE): stable here.
+ */
+static bool fork_took_pages;
+
+/*
+ * Every page allocator lock in the documented order before, released after
+ * in the parent, made new in the child (the threads that may have held
+ * them do not exist there).
+ */
+static void page_alloc_fork_prepare(void)
 {
+	fork_took_pages = __atomic_load_n(&slub_started, __ATOMIC_RELAXED);
+	if (!fork_took_pages)
+		return;
 	pcp_fork_prepare();
 	/*
 	 * A decay drops the zone lock while it decommits blocks it took off
@@ -835,21 +852,28 @@ void page_alloc_fork_prepare(void)
 	memmap_lock();
 }
 
-void page_alloc_fork_parent(void)
+static void page_alloc_fork_parent(void)
 {
+	if (!fork_took_pages)
+		return;
 	memmap_unlock();
 	for_each_zone(z)
 		pthread_mutex_unlock(&z->lock);
 	pcp_fork_parent();
 }
 
-void page_alloc_fork_child(void)
+static void page_alloc_fork_child(void)
 {
+	if (!fork_took_pages)
+		return;
 	memmap_reinit_lock();
 	for_each_zone(z)
 		pthread_mutex_init(&z->lock, NULL);
 	pcp_fork_child();
 }
+slub_initcall(page_alloc_initcall, .init_level = INIT_PAGE, .init = page_alloc_init,
+	      .fork_level = FORK_PAGE, .fork_prepare = page_alloc_fork_prepare,
+	      .fork_parent = page_alloc_fork_parent, .fork_child = page_alloc_fork_child);
 
 /* ---- the page API ----------------------------------------------------------- */
 
@@ -889,6 +913,8 @@ static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, b
 	return page;
 }
 
+static struct page *alloc_nofail(int nid, gfp_t gfp, unsigned int order);
+
 struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 {
 	bool zero = false;
@@ -902,17 +928,41 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 	if (unlikely(order > MAX_PAGE_ORDER)) {
 		if (order > MAX_LARGE_ORDER)
 			return alloc_failed(gfp, order, "order too large");
-		return alloc_large(z, gfp, order);
+		struct page *large = alloc_large(z, gfp, order);
+		return large || !(gfp & __GFP_NOFAIL) ? large : alloc_nofail(nid, gfp, order);
 	}
 	struct page *page = buddy_alloc(z, gfp, order, &zero, true);
-	if (!page)
-		return NULL;
+	if (unlikely(!page))
+		return gfp & __GFP_NOFAIL ? alloc_nofail(nid, gfp, order) : NULL;
 	prep_new_page(z, page, order);
 	if (zero)
 		set_page_flags(page, PG_head | PG_fresh);
 	else if (gfp & __GFP_ZERO)
 		memset(memmap_page_address(page), 0, PAGE_SIZE << order);
 	return page;
+}
+
+/*
+ * __GFP_NOFAIL, as the kernel's: never NULL.  There is no reclaim to wait
+ * for here, so wait for other threads' frees (and the decay's, the OS's):
+ * retry every millisecond, quietly after one warning.  Only an order no
+ * allocation can have, or an unusable system, still fails.
+ */
+static __cold struct page *alloc_nofail(int nid, gfp_t gfp, unsigned int order)
+{
+	static struct slub_ratelimit rs;
+	if (order > MAX_LARGE_ORDER || slub_unusable)
+		return NULL;
+	if (slub_ratelimit(&rs))
+		slub_warn("alloc_pages: __GFP_NOFAIL allocation of order %u failed; retrying until "
+			  "memory is freed", order);
+	for (;;) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+		struct page *page = alloc_pages_node(nid, (gfp & ~__GFP_NOFAIL) | __GFP_NOWARN, order);
+		if (page)
+			return page;
+	}
 }
 
 struct page *alloc_pages(gfp_t gfp, unsigned int order)
@@ -1494,4 +1544,30 @@ struct page *virt_to_page(const void *addr)
 int page_to_nid(const struct page *page)
 {
 	return memmap_page_valid(page) ? page_region(page)->node : NUMA_NO_NODE;
+}
+
+/* ---- alloc_pages_exact: extents under the kernel's names -------------------- */
+
+void *alloc_pages_exact(size_t size, gfp_t gfp)
+{
+	if (unlikely(!size)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	unsigned long nr = (unsigned long)((size - 1) >> PAGE_SHIFT) + 1;
+	struct page *page = alloc_pages_extent(gfp, nr, PAGE_SIZE);
+	return page ? memmap_page_address(page) : NULL;
+}
+
+void free_pages_exact(void *virt, size_t size)
+{
+	if (!virt)
+		return;
+	struct page *page = ((uintptr_t)virt & (PAGE_SIZE - 1)) ? NULL : virt_to_page(virt);
+	if (!page || !size) {
+		slub_report("free_pages_exact(%p, %zu): not a block alloc_pages_exact() handed out; "
+			    "ignored", virt, size);
+		return;
+	}
+	free_pages_extent(page, (unsigned long)((size - 1) >> PAGE_SHIFT) + 1);
 }

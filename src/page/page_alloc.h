@@ -91,6 +91,12 @@ extern __hidden struct page_alloc_stats page_alloc_stats;
 
 /* Largest order served at all (from direct mappings above MAX_PAGE_ORDER). */
 #define MAX_LARGE_ORDER 30	/* 4 TiB */
+/*
+ * Internal gfp bit: no injected failure (fail_page_alloc), yet free to fail
+ * for real.  The slab layer's own caches ask for it; __GFP_NOFAIL would
+ * retry for ever (alloc_pages_node).
+ */
+#define __GFP_NOINJECT 0x80000000u
 
 /*
  * Inside the page allocator (page_alloc.c, pcp.c): take a block from the
@@ -155,16 +161,9 @@ __hidden void slub_malloc_pages_taken(unsigned long fresh);
 __hidden void page_alloc_drain_pcp(void);
 
 /*
- * fork(): take every page allocator lock in the documented order before,
- * release them after in the parent, make them new in the child (the
- * threads that may have held them do not exist there).
+ * Start-up (the zones) and fork() (its locks) are registered with base
+ * (slub_initcall(), base/start.h).
  */
-__hidden void page_alloc_fork_prepare(void);
-__hidden void page_alloc_fork_parent(void);
-__hidden void page_alloc_fork_child(void);
-
-/* Set up the zones; called once by slub_init_slow(). */
-__hidden void page_alloc_init(void);
 
 /*
  * Walk every free list and every descriptor of every zone; report each
@@ -179,6 +178,8 @@ __hidden unsigned long page_alloc_validate(void);
  * walks that no list serves, such as a cache's full slabs at destroy.
  */
 __hidden void page_for_each_block(void (*fn)(struct page *head, void *arg), void *arg);
+/* The same for the heads of large regions (above 4 MiB): exit-time walks only. */
+__hidden void page_for_each_large(void (*fn)(struct page *head, void *arg), void *arg);
 
 /* Snapshot of free block counts per order, for buddyinfo and tests. */
 /*

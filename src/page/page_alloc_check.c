@@ -212,6 +212,28 @@ void page_for_each_block(void (*fn)(struct page *head, void *arg), void *arg)
 	}
 }
 
+/*
+ * Large regions are on no list: their heads are found through the section
+ * table, a region at the first slot it owns.  Under memmap_lock, so none
+ * is unmapped meanwhile.  Reads the whole table (8 MiB, mostly the zero
+ * page): for exit-time walks such as the leak check, not a hot path.
+ */
+void page_for_each_large(void (*fn)(struct page *head, void *arg), void *arg)
+{
+	slub_ensure_init();
+	memmap_lock();
+	const uint32_t *table = memmap_table();
+	for (uintptr_t i = 1; table && i < NR_SECTION_SLOTS; i++) {
+		uint32_t slot = READ_ONCE(table[i]);
+		if (!(slot & SLOT_LARGE) || (slot & ~SLOT_LARGE) != i)
+			continue;
+		struct page *head = region_first_page((struct mem_region *)(i << SECTION_SHIFT));
+		if (page_flags(head) & PG_head)
+			fn(head, arg);
+	}
+	memmap_unlock();
+}
+
 void page_alloc_buddyinfo(int nid, enum zone_type zt,
 			  unsigned long nr_free[MAX_PAGE_ORDER + 1], unsigned long *managed)
 {

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +37,81 @@ static void *opaque(void *p)
 static __attribute__((noinline)) void *leak_here(size_t n)
 {
 	return opaque(malloc(n));
+}
+
+/* ---- the leak scan's cases (kmemleak's model) ------------------------------------ */
+
+struct node {
+	struct node *next;
+	char pad[24];
+};
+
+/* volatile: stores the compiler would drop, never read back. */
+static void *volatile keep_global, *volatile keep_interior;
+static int hold_pipe[2];
+
+/* Bodies unlike lost_here's: identical functions may be folded into one. */
+static __attribute__((noinline)) void *kept_here(size_t n)
+{
+	void *p = malloc(n);
+	memset(p, 0, n);
+	return opaque(p);
+}
+
+static __attribute__((noinline)) void *lost_here(size_t n)
+{
+	return opaque(calloc(1, n));
+}
+
+static void *holder(void *arg)
+{
+	void *volatile mine = kept_here(16);	/* only on this thread's stack */
+	char c;
+	(void)arg;
+	while (read(hold_pipe[0], &c, 1) < 0)	/* blocks until the process ends */
+		;
+	return mine;
+}
+
+/* Stale pointers below the callers' frames: gone before the exit-time scan. */
+static __attribute__((noinline)) void scrub_stack(void)
+{
+	char junk[16384];
+	memset(junk, 0, sizeof(junk));
+	__asm__ volatile("" : : "r"(junk) : "memory");
+}
+
+static __attribute__((noinline)) void scan_cases(void)
+{
+	/* Reached: from a global, along a chain, by an interior pointer only, from a mapping. */
+	struct node *a = kept_here(sizeof(struct node));
+	a->next = kept_here(sizeof(struct node));
+	keep_global = a;
+	keep_interior = (char *)kept_here(64) + 10;
+	void **m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m != MAP_FAILED)
+		m[7] = kept_here(48);
+	pthread_t t;
+	if (!pipe(hold_pipe))
+		pthread_create(&t, NULL, holder, NULL);
+	/* Lost: a cycle of two, and a chain of two from nowhere: 4 x 32 bytes. */
+	struct node *x = lost_here(sizeof(struct node)), *y = lost_here(sizeof(struct node));
+	x->next = y;
+	y->next = x;
+	struct node *z = lost_here(sizeof(struct node));
+	z->next = lost_here(sizeof(struct node));
+	x = y = z = NULL;
+	usleep(20000);		/* the holder thread is up */
+}
+
+/* Blocks above 4 MiB are large regions of their own: found and read too. */
+static __attribute__((noinline)) void scan_large_cases(void)
+{
+	void **big = kept_here(5 << 20);	/* reachable; the only pointer to a kept one */
+	big[1000] = kept_here(40);
+	keep_global = big;
+	void **lost = lost_here(6 << 20);	/* unreachable; the only pointer to a lost one */
+	lost[5] = lost_here(32);
 }
 
 /* ---- the bugs, in the child --------------------------------------------------- */
@@ -96,6 +173,18 @@ static __attribute__((noinline)) int child(const char *what, size_t n, long arg)
 			leak_here(32);
 		leak_here(n);
 		free(p);
+	} else if (!strcmp(what, "scan")) {
+		scan_cases();
+		scrub_stack();
+		free(p);
+		free(q);
+		q = NULL;
+	} else if (!strcmp(what, "scan_large")) {
+		scan_large_cases();
+		scrub_stack();
+		free(p);
+		free(q);
+		q = NULL;
 	} else if (!strcmp(what, "clean")) {
 		/* Legal use at every size: no report may come. */
 		for (int i = 0; i < 200; i++) {
@@ -259,6 +348,28 @@ static void leaks(void)
 	       "leak: 3 objects, 96 bytes, allocated in leak_here", "leak: 1 object, 20000 bytes");
 	CHECK(!strstr(out, "BUG"));
 	expect("slub_debug=U slub_leak_check=1", "clean", 100, 0, "leak: no leaks", NULL);
+	/* The scan: only what no pointer reaches; the rest counted, or listed on request. */
+	expect("slub_debug=U slub_leak_check=1", "scan", 100, 0,
+	       "leak: 4 blocks, 128 bytes unreferenced at exit", "leak: still reachable:");
+	CHECK(strstr(out, "allocated in lost_here") && !strstr(out, "allocated in kept_here"));
+	expect("slub_debug=U slub_leak_check=1 slub_leak_check_reachable=1", "scan", 100, 0,
+	       "allocated in lost_here", "allocated in kept_here");
+	expect("slub_debug=U slub_leak_check=1", "scan_large", 100, 0,
+	       "leak: 2 blocks, 6291488 bytes unreferenced at exit", "leak: still reachable:");
+	CHECK(strstr(out, "allocated in lost_here") && !strstr(out, "allocated in kept_here"));
+	/* A block whose free was refused after a report: the program let it go, no leak. */
+	expect(DEBUG " slub_leak_check=1", "overflow", 24, 1, "Redzone overwritten",
+	       "leak: not counted: 1 block, 24 bytes the program freed but libslub kept");
+	/* A suppression file in LeakSanitizer's syntax; a line of another kind is named. */
+	char sup[] = "/tmp/slub-suppressions-XXXXXX", opts[128];
+	int fd = mkstemp(sup);
+	static const char text[] = "# the scan's lost blocks\nleak:lost_*\ncalled_from_lib:libx.so\n";
+	CHECK(fd >= 0 && write(fd, text, sizeof(text) - 1) == (ssize_t)sizeof(text) - 1);
+	close(fd);
+	snprintf(opts, sizeof(opts), "slub_debug=U slub_leak_check=1 slub_leak_suppressions=%s", sup);
+	expect(opts, "scan", 100, 0, "leak: no leaks", "leak: suppressed: 4 blocks, 128 bytes");
+	CHECK(strstr(out, "'called_from_lib:libx.so' skipped") != NULL);
+	unlink(sup);
 }
 
 static void no_false_reports(void)

@@ -164,6 +164,17 @@ void *kmalloc(size_t size, gfp_t gfp)
 	return __kmalloc_node(size, gfp, NUMA_NO_NODE);
 }
 
+size_t kmalloc_size_roundup(size_t size)
+{
+	if (!size)
+		return 0;
+	if (size <= KMALLOC_MAX_CACHE_SIZE)
+		return kmalloc_size(kmalloc_index(size));
+	if (size > KMALLOC_MAX_SIZE)
+		return size;	/* kmalloc() fails: its size is the caller's to keep */
+	return PAGE_SIZE << get_order(size);
+}
+
 void *kzalloc(size_t size, gfp_t gfp)
 {
 	return kmalloc_node(size, gfp | __GFP_ZERO, NUMA_NO_NODE);
@@ -245,6 +256,29 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 	else if (kind == KOBJ_BAD)
 		slub_report_call("%s: invalid pointer %p (not allocated by libslub); ignored", caller, p);
 	return kind;
+}
+
+void *kmalloc_block_start(const void *p, struct kmem_cache **sp)
+{
+	uintptr_t start;
+	struct slab *slab;
+	*sp = NULL;
+	if ((uintptr_t)p < PAGE_SIZE || (uintptr_t)p >= (1UL << 47))
+		return NULL;
+	struct kmem_cache *s = object_slab(p, &slab, &start);
+	if (s) {
+		unsigned int size = READ_ONCE(s->size);
+		uintptr_t index = ((uintptr_t)p - start) / size;
+		*sp = s;
+		return (void *)(start + index * size + READ_ONCE(s->red_left_pad));
+	}
+	struct page *page = virt_to_page(p);
+	if (!page)
+		return NULL;
+	struct page *head = compound_head(page);
+	if (!(__atomic_load_n(&head->flags, __ATOMIC_ACQUIRE) & PG_kmalloc_large))
+		return NULL;
+	return memmap_page_address(head);
 }
 
 bool wild_pointer(const void *p, const char *caller, bool zero_size_ok)

@@ -158,6 +158,7 @@ struct slab {
 	union {
 		struct list_head lru;	/* the node's partial list */
 		struct slab *next;	/* or a CPU's partial chain */
+		struct rcu_head rcu_head;	/* or, discarded, waiting for a grace period (rcu.h) */
 	};
 	/* descriptor 1: the first tail, a tail to everyone else */
 	uint32_t tail_flags;
@@ -179,6 +180,7 @@ struct slab {
 } __attribute__((aligned(64)));
 
 static_assert(sizeof(struct slab) == 2 * sizeof(struct page), "two descriptors");
+static_assert(sizeof(struct rcu_head) == sizeof(struct list_head), "an rcu_head in the lru's place");
 static_assert(offsetof(struct slab, slab_cache) == offsetof(struct page, compound_head) &&
 	      offsetof(struct slab, lru) == offsetof(struct page, lru) &&
 	      offsetof(struct slab, tail_flags) == sizeof(struct page) + offsetof(struct page, flags) &&
@@ -313,6 +315,8 @@ struct kmem_cache {
 	uint64_t reciprocal_size;		/* ceil(2^64 / size): index without a division */
 	int layout_busy;			/* slab_set_debug is changing the layout */
 	unsigned int layout_gen;		/* layouts taken by slab_set_debug */
+	unsigned long rcu_pending_objects;	/* queued by kfree_rcu, or a debug free, for a grace period */
+	unsigned long rcu_pending_slabs;	/* SLAB_TYPESAFE_BY_RCU slabs waiting to go back */
 #ifdef SLUB_STATS
 	unsigned int *cpu_stats[SLAB_STAT_SLOTS];	/* CPU 0's counters, in percpu slots (stat_items.h) */
 #endif

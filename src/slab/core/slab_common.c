@@ -9,6 +9,7 @@
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/rcu/rcu.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -104,9 +105,9 @@ static void choose_percpu_mode(void)
 /*
  * fork(): take every slab lock in the documented order (kmalloc's DMA lock,
  * the cache list, then per cache its CPU slots and its node), so that no
- * other thread is inside a slow path at the fork.  init.c's one prepare
- * handler calls this before the page allocator's: slab locks, then page
- * allocator locks, as the lock order says.
+ * other thread is inside a slow path at the fork.  Registered with base at
+ * FORK_SLAB (base/start.h): before options_lock and the page allocator's,
+ * as the lock order says.
  */
 /*
  * Only the slots of CPUs ever used (slab_cpus), whose lock is held
@@ -126,8 +127,10 @@ static void for_each_cache_lock(bool lock)
 	}
 }
 
-void slab_fork_prepare(void)
+/* fork(): the slab layer's locks, outside every other layer's (FORK_SLAB). */
+static void slab_fork_prepare(void)
 {
+	slab_rcu_fork(SLAB_RCU_FORK_PREPARE);	/* first: liburcu's worker frees into slabs */
 	kmalloc_fork_lock(true);
 	sheaf_fork_lock(true);
 	pthread_mutex_lock(&slab_caches_lock);
@@ -137,7 +140,7 @@ void slab_fork_prepare(void)
 	pcpu_fork_lock(true);
 }
 
-void slab_fork_parent(void)
+static void slab_fork_parent(void)
 {
 	pcpu_fork_lock(false);
 	tsheaf_fork_lock(false);
@@ -146,9 +149,10 @@ void slab_fork_parent(void)
 	pthread_mutex_unlock(&slab_caches_lock);
 	sheaf_fork_lock(false);
 	kmalloc_fork_lock(false);
+	slab_rcu_fork(SLAB_RCU_FORK_PARENT);
 }
 
-void slab_fork_child(void)
+static void slab_fork_child(void)
 {
 	track_fork_child();
 	struct list_head *pos;
@@ -174,8 +178,11 @@ void slab_fork_child(void)
 		slab_set_percpu_mode(0);
 		slub_report("membarrier registration failed in a forked child; using cmpxchg16b");
 	}
-	tsheaf_fork_child();	/* last: it frees to slabs, every lock set up again */
+	tsheaf_fork_child();	/* it frees to slabs, every lock set up again */
+	slab_rcu_fork(SLAB_RCU_FORK_CHILD);	/* last: liburcu makes its worker anew */
 }
+slub_initcall(slab_initcall, .fork_level = FORK_SLAB, .fork_prepare = slab_fork_prepare,
+	      .fork_parent = slab_fork_parent, .fork_child = slab_fork_child);
 
 
 /*
@@ -494,6 +501,9 @@ struct kmem_cache *kmem_cache_create_args(const char *name, unsigned int size,
 	const char *why = create_check(name, size, a.align, flags);
 	if (!why)
 		why = args_check(size, &a, flags);
+	/* The first RCU use may be this: liburcu is loaded here, outside every lock. */
+	if (!why && (flags & SLAB_TYPESAFE_BY_RCU) && !slab_rcu_load())
+		why = "SLAB_TYPESAFE_BY_RCU needs liburcu, which could not be loaded";
 	if (!why && (a.usersize > size || size - a.usersize < a.useroffset ||
 		     (!a.usersize && a.useroffset))) {
 		/* As the kernel: warn, and make the cache without the region. */
@@ -569,6 +579,9 @@ static void cache_put(struct kmem_cache *s, bool own)
 	}
 	list_del(&s->list);
 	pthread_mutex_unlock(&slab_caches_lock);
+	/* Its slabs still waiting for readers name it. */
+	if (!slab_rcu_cache_release(s))
+		return;
 	slab_aliases_free(s);
 	free_cpu_slab(s);
 	kmem_cache_free(&boot_kmem_cache, s);
@@ -576,6 +589,9 @@ static void cache_put(struct kmem_cache *s, bool own)
 
 void kmem_cache_destroy(struct kmem_cache *s)
 {
+	/* rcu_barrier() semantics: what RCU still holds of @s comes back first. */
+	if (s && READ_ONCE(s->refcount) == 1)
+		slab_rcu_cache_quiesce(s);
 	cache_put(s, false);
 }
 

@@ -37,10 +37,6 @@ __hidden unsigned long slab_validate_all(void);
 __hidden bool create_kmalloc_caches(void);
 __hidden void kmalloc_fork_lock(bool lock);
 __hidden void kmalloc_fork_child(void);
-/* fork() handlers of the slab layer, registered by init.c after the page allocator's. */
-__hidden void slab_fork_prepare(void);
-__hidden void slab_fork_parent(void);
-__hidden void slab_fork_child(void);
 
 /* Merging and names (slab_merge.c); the cache list lock is held. */
 __hidden bool slab_unmergeable(const struct kmem_cache *s);

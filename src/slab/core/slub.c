@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "slab/core/slab.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/rcu/rcu.h"
 
 #include <errno.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "base/fault_inject.h"
 #include "base/options.h"
 #include "base/report.h"
+#include "page/page_alloc.h"
 
 /*
  * slab_lock() and slab_unlock() (slab.h): while the process has one
@@ -235,14 +237,20 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 
 	/*
 	 * The allocator's own caches (refcount -1: the boot cache of cache
-	 * descriptors, the sheaves') take no injected failure: fail_page_alloc
-	 * skips __GFP_NOFAIL, which the page allocator reads nowhere else.
+	 * descriptors, the sheaves') take no injected failure (fail_page_alloc
+	 * skips __GFP_NOINJECT), but may fail for real.
 	 */
 	if (unlikely(s->refcount < 0))
-		flags |= __GFP_NOFAIL;
+		flags |= __GFP_NOINJECT;
 
-	/* Try the preferred order quietly, then the smallest that fits one. */
-	struct page *page = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
+	/*
+	 * Try the preferred order quietly, then the smallest that fits one;
+	 * __GFP_NOFAIL retries only there (page_alloc.c).
+	 */
+	gfp_t first = flags | __GFP_NOWARN;
+	if (oo_order(s->min) < oo_order(oo))
+		first &= ~__GFP_NOFAIL;
+	struct page *page = alloc_pages_node(node, first, oo_order(oo));
 	if (unlikely(!page) && oo_order(s->min) < oo_order(oo)) {
 		oo = s->min;
 		stat(s, ORDER_FALLBACK);
@@ -360,7 +368,11 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	slab->next = NULL;
 	__atomic_and_fetch(&slab->flags, ~(PG_slab | PG_slab_partial | PG_slab_disabled),
 			   __ATOMIC_RELEASE);
-	__free_pages(slab_page(slab), slab->order);
+	/* Readers under rcu_read_lock() may still look: the pages wait (rcu.h). */
+	if (unlikely(s->flags & SLAB_TYPESAFE_BY_RCU))
+		slab_rcu_free_slab(s, slab);
+	else
+		__free_pages(slab_page(slab), slab->order);
 }
 
 void slab_free_pages(struct kmem_cache *s, struct slab *slab)
@@ -530,6 +542,13 @@ static void put_cpu_partial(struct kmem_cache *s, struct slab *slab)
 	struct kmem_cache_cpu *c = slab_lock_cpu_slot(s, NULL);
 	struct slab *flush = NULL;
 
+	if (unlikely(!READ_ONCE(s->cpu_partial_slabs))) {
+		/* Turned off since the caller looked (a debug switch): the node's list. */
+		slab_unlock(&c->lock);
+		slab->next = NULL;
+		put_partials(s, slab);
+		return;
+	}
 	if (c->nr_partial >= READ_ONCE(s->cpu_partial_slabs)) {
 		/* Full: the old list goes to the node, this slab starts anew. */
 		flush = c->partial;
@@ -663,8 +682,8 @@ void kmem_cache_flush_all(struct kmem_cache *s)
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		if (sheaves)
 			sheaf_flush_cpu(s, cpu);
-		else
-			flush_slot(s, cpu);
+		/* Both with sheaves: a slot may keep a slab from before a debug switch. */
+		flush_slot(s, cpu);
 	}
 	if (sheaves)
 		sheaf_flush_barn(s);
@@ -1063,6 +1082,10 @@ again:
 		slab_unlock(&c->lock);
 		return debug_slab_alloc(s, gfp, node, 0);
 	}
+	if (unlikely(READ_ONCE(s->sheaf_capacity))) {	/* switched off: sheaves again */
+		slab_unlock(&c->lock);
+		return sheaf_alloc(s, gfp, node);
+	}
 	/* Stable under the slot lock, which every switch holds. */
 	unsigned int layout_gen = READ_ONCE(s->layout_gen);
 	object = retire_slot(c, cpu, &tid);
@@ -1229,6 +1252,11 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 {
 	slub_fork_handlers_check();
 	if (kmem_cache_debug(s)) {
+		/* Poison of a SLAB_TYPESAFE_BY_RCU object waits for the readers (rcu.h). */
+		if (unlikely((s->flags & (SLAB_TYPESAFE_BY_RCU | __OBJECT_POISON)) ==
+			     (SLAB_TYPESAFE_BY_RCU | __OBJECT_POISON)) &&
+		    slab_rcu_defer_debug_free(s, object))
+			return;
 		debug_slab_free(s, slab, object);
 		return;
 	}

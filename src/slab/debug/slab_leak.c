@@ -1,21 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * slab_leak.c - slub_leak_check: at exit, what the program left allocated,
- * summed by the call stack that allocated it (slubrun --leak-check).
+ * slab_leak.c - slub_leak_check: at exit, the blocks the program can no
+ * longer reach, summed by the call stack that allocated them (slubrun
+ * --leak-check), as the kernel's kmemleak reports unreferenced objects.
  *
  * Only what carries an allocation track can be placed: objects of caches
  * with U (slub_debug=U) and the malloc library's debug extents, which it
- * adds through slub_leak_collect_extents().  Nothing is scanned for
- * pointers, so a block still reachable from a global counts as much as a
- * lost one: the lines say "left allocated at exit", as valgrind's "still
- * reachable" and "definitely lost" together.  They say "leak", never
- * "BUG", and count no error: a leak does not stop the program under
- * slub_abort_on_error.
+ * adds through slub_leak_collect_extents().  The scan (leak_scan.c) marks
+ * each block a pointer reaches; the others are the leaks.  Reachable
+ * blocks are counted in one line (slub_leak_check_reachable lists them).
+ * The lines say "leak", never "BUG", and count no error: a leak does not
+ * stop the program under slub_abort_on_error.
  */
 #define _GNU_SOURCE
 #include "slab/debug/slab_leak.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/debug/leak_suppress.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@
 #include "page/page_alloc.h"
 
 #define LEAK_SITES_MAX 16384		/* a power of two: open addressing */
+#define LEAK_BLOCKS_MAX (64UL << 20)	/* blocks a scan can hold: 2.5 GiB of sparse map */
 #define LEAK_SITES_PRINTED 64		/* the rest are summed in one line */
 #define LEAK_FRAMES_PRINTED 5		/* the call site, then a few callers */
 
@@ -37,29 +39,51 @@ bool leak_table_init(struct leak_table *lt)
 	memset(lt, 0, sizeof(*lt));
 	lt->map_bytes = LEAK_SITES_MAX * sizeof(struct leak_site);
 	lt->site = os_map_sparse(lt->map_bytes);	/* never malloc: it may be us */
-	return lt->site != NULL;
+	lt->max_blocks = LEAK_BLOCKS_MAX;
+	lt->block_map_bytes = LEAK_BLOCKS_MAX * sizeof(struct leak_block);
+	lt->block = os_map_sparse(lt->block_map_bytes);
+	if (!lt->site || !lt->block) {
+		leak_table_release(lt);
+		return false;
+	}
+	return true;
 }
 
 void leak_table_release(struct leak_table *lt)
 {
 	if (lt->site)
 		os_release(lt->site, lt->map_bytes);
+	if (lt->block)
+		os_release(lt->block, lt->block_map_bytes);
 	lt->site = NULL;
+	lt->block = NULL;
+}
+
+void leak_table_add(struct leak_table *lt, const void *start, size_t bytes, const struct track *t)
+{
+	if (lt->nr_blocks == lt->max_blocks) {
+		lt->dropped++;
+		return;
+	}
+	lt->block[lt->nr_blocks++] = (struct leak_block){
+		(uintptr_t)start, bytes, t->addr, t->handle, 0
+	};
 }
 
 /* A site is its whole stack (the depot's handle), or its caller where none was kept. */
-void leak_table_add(struct leak_table *lt, const struct track *t, size_t bytes)
+static void leak_site_add(struct leak_table *lt, const struct leak_block *b)
 {
+	size_t bytes = b->bytes;
 	lt->objects++;
 	lt->bytes += bytes;
-	uint64_t key = t->handle ? t->handle : (uint64_t)t->addr << 1 | 1;
+	uint64_t key = b->handle ? b->handle : (uint64_t)b->addr << 1 | 1;
 	for (unsigned long i = (unsigned long)(key * 0x9e3779b97f4a7c15ULL >> 40), n = 0;
 	     n < LEAK_SITES_MAX; i++, n++) {
 		struct leak_site *site = &lt->site[i & (LEAK_SITES_MAX - 1)];
 		if (!site->count) {
 			site->key = key;
-			site->addr = t->addr;
-			site->handle = t->handle;
+			site->addr = b->addr;
+			site->handle = b->handle;
 			lt->nr_sites++;
 		} else if (site->key != key) {
 			continue;
@@ -69,6 +93,41 @@ void leak_table_add(struct leak_table *lt, const struct track *t, size_t bytes)
 		return;
 	}
 	lt->unplaced++;		/* the table is full */
+}
+
+/* ---- frees refused after a report -------------------------------------------------- */
+
+#define REFUSED_MAX 1024		/* the latest, a ring: a bound on what a run may report */
+
+struct refused {
+	uintptr_t object;
+	unsigned long when;		/* the allocation track's: tells a later reuse apart */
+	uint32_t handle;
+};
+
+static struct refused refused_ring[REFUSED_MAX];
+static unsigned long refused_next;
+
+void leak_note_refused(const void *object, const struct track *alloc)
+{
+	unsigned long i = __atomic_fetch_add(&refused_next, 1, __ATOMIC_RELAXED) % REFUSED_MAX;
+	struct refused *r = &refused_ring[i];
+	__atomic_store_n(&r->when, alloc->when, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->handle, alloc->handle, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->object, (uintptr_t)object, __ATOMIC_RELEASE);
+}
+
+static bool was_refused(const void *object, const struct track *alloc)
+{
+	unsigned long n = __atomic_load_n(&refused_next, __ATOMIC_RELAXED);
+	for (unsigned long i = 0; i < n && i < REFUSED_MAX; i++) {
+		const struct refused *r = &refused_ring[i];
+		if (__atomic_load_n(&r->object, __ATOMIC_ACQUIRE) == (uintptr_t)object &&
+		    __atomic_load_n(&r->when, __ATOMIC_RELAXED) == alloc->when &&
+		    __atomic_load_n(&r->handle, __ATOMIC_RELAXED) == alloc->handle)
+			return true;
+	}
+	return false;
 }
 
 /* ---- the caches' objects ---------------------------------------------------------- */
@@ -94,7 +153,13 @@ static void collect_slab(struct page *head, void *arg)
 		if (free_map[i / 64] & (1UL << (i % 64)))
 			continue;
 		void *p = slab_object_at(s, slab, i);
-		leak_table_add(w->lt, get_track(s, p, TRACK_ALLOC), get_orig_size(s, p));
+		const struct track *t = get_track(s, p, TRACK_ALLOC);
+		if (was_refused(p, t)) {
+			w->lt->refused++;
+			w->lt->refused_bytes += get_orig_size(s, p);
+			continue;
+		}
+		leak_table_add(w->lt, p, get_orig_size(s, p), t);
 	}
 }
 
@@ -161,7 +226,7 @@ static void print_site(const struct leak_site *site)
  * which glibc frees only in __libc_freeres(), as valgrind calls it).  Both
  * are told apart reliably; they are summed in one line, not listed.
  */
-enum leak_kind { LEAK_PROGRAM, LEAK_STARTUP, LEAK_STDIO };
+enum leak_kind { LEAK_PROGRAM, LEAK_STARTUP, LEAK_STDIO, LEAK_SUPPRESSED };
 #define LEAK_SITES_CLASSIFIED 1024	/* naming a site costs; the rest count as the program's */
 
 static enum leak_kind leak_kind_of(const struct leak_site *site)
@@ -176,12 +241,65 @@ static enum leak_kind leak_kind_of(const struct leak_site *site)
 	/* The dynamic loader's own blocks (tracked once slub_debug_frames=0 needs no unwinder). */
 	if (strstr(sym, "/ld-linux") || strstr(sym, "[ld-linux"))
 		return LEAK_STARTUP;
+	if (leak_suppressed(site->addr, site->handle))
+		return LEAK_SUPPRESSED;
 	return LEAK_PROGRAM;
+}
+
+struct leak_sum {
+	unsigned long kept, objects, libc_objects, suppressed_objects;
+	size_t bytes, libc_bytes, suppressed_bytes;
+};
+
+/*
+ * The blocks the scan @reached (or the others), summed by call site into
+ * lt->site, biggest first; the loader's and libc's own counted apart.
+ */
+static void sum_sites(struct leak_table *lt, bool reached, struct leak_sum *sum)
+{
+	memset(lt->site, 0, lt->map_bytes);
+	lt->nr_sites = lt->objects = lt->unplaced = 0;
+	lt->bytes = 0;
+	*sum = (struct leak_sum){ 0 };
+	for (unsigned long i = 0; i < lt->nr_blocks; i++)
+		if (!lt->block[i].reached == !reached)
+			leak_site_add(lt, &lt->block[i]);
+	unsigned long used = 0;
+	for (unsigned long i = 0; i < LEAK_SITES_MAX; i++)
+		if (lt->site[i].count)
+			lt->site[used++] = lt->site[i];
+	qsort(lt->site, used, sizeof(*lt->site), by_bytes);
+	for (unsigned long i = 0; i < used; i++) {
+		struct leak_site *site = &lt->site[i];
+		enum leak_kind kind = i < LEAK_SITES_CLASSIFIED ? leak_kind_of(site) : LEAK_PROGRAM;
+		if (kind == LEAK_SUPPRESSED) {
+			sum->suppressed_objects += site->count;
+			sum->suppressed_bytes += site->bytes;
+			continue;
+		}
+		if (kind != LEAK_PROGRAM) {
+			sum->libc_objects += site->count;
+			sum->libc_bytes += site->bytes;
+			continue;
+		}
+		sum->objects += site->count;
+		sum->bytes += site->bytes;
+		lt->site[sum->kept++] = *site;
+	}
+}
+
+static void print_sites(const struct leak_table *lt, const struct leak_sum *sum)
+{
+	for (unsigned long i = 0; i < sum->kept && i < LEAK_SITES_PRINTED; i++)
+		print_site(&lt->site[i]);
+	if (sum->kept > LEAK_SITES_PRINTED)
+		slub_report_line("leak: ... and %lu more call sites", sum->kept - LEAK_SITES_PRINTED);
 }
 
 void slub_leak_report(void)
 {
 	struct leak_table lt;
+	struct leak_sum lost, kept;
 	if (!slub_debug_any(SLAB_STORE_USER)) {
 		/* Saying "no leaks" here would be a guess: nothing was tracked. */
 		slub_warn("leak check: no cache tracks allocations (slub_debug without U); "
@@ -194,43 +312,51 @@ void slub_leak_report(void)
 	}
 	collect_caches(&lt);
 	slub_leak_collect_extents(&lt);
-	/* Compact the open-addressed table, then the biggest sites first. */
-	unsigned long used = 0, kept = 0, objects = 0, libc_objects = 0;
-	size_t bytes = 0, libc_bytes = 0;
-	for (unsigned long i = 0; i < LEAK_SITES_MAX; i++)
-		if (lt.site[i].count)
-			lt.site[used++] = lt.site[i];
-	qsort(lt.site, used, sizeof(*lt.site), by_bytes);
-	for (unsigned long i = 0; i < used; i++) {
-		struct leak_site *site = &lt.site[i];
-		if (i < LEAK_SITES_CLASSIFIED && leak_kind_of(site) != LEAK_PROGRAM) {
-			libc_objects += site->count;
-			libc_bytes += site->bytes;
-			continue;
-		}
-		objects += site->count;
-		bytes += site->bytes;
-		lt.site[kept++] = *site;
-	}
+	leak_suppress_load();
+	bool scanned = leak_scan(&lt);
+	sum_sites(&lt, false, &lost);
 	slub_report_begin();
-	if (!objects) {
+	if (!lost.objects) {
 		slub_report_line("leak: no leaks (pid %d)", getpid());
 	} else {
-		slub_report_line("leak: %lu block%s, %zu bytes left allocated at exit (pid %d), "
-				 "from %lu call site%s; reachable or not (no scan is made):",
-				 objects, objects == 1 ? "" : "s", bytes, getpid(), kept,
-				 kept == 1 ? "" : "s");
-		for (unsigned long i = 0; i < kept && i < LEAK_SITES_PRINTED; i++)
-			print_site(&lt.site[i]);
-		if (kept > LEAK_SITES_PRINTED)
-			slub_report_line("leak: ... and %lu more call sites", kept - LEAK_SITES_PRINTED);
+		slub_report_line("leak: %lu block%s, %zu bytes %s (pid %d), from %lu call site%s:",
+				 lost.objects, lost.objects == 1 ? "" : "s", lost.bytes,
+				 scanned ? "unreferenced at exit" :
+				 "left allocated at exit, reachable or not (the scan could not run)",
+				 getpid(), lost.kept, lost.kept == 1 ? "" : "s");
+		print_sites(&lt, &lost);
 	}
-	if (libc_objects)
+	if (lost.libc_objects)
 		slub_report_line("leak: not counted: %lu block%s, %zu bytes of the loader's and libc's "
-				 "own (start-up, stdio buffers)", libc_objects,
-				 libc_objects == 1 ? "" : "s", libc_bytes);
+				 "own (start-up, stdio buffers)", lost.libc_objects,
+				 lost.libc_objects == 1 ? "" : "s", lost.libc_bytes);
+	if (lost.suppressed_objects)
+		slub_report_line("leak: suppressed: %lu block%s, %zu bytes (slub_leak_suppressions)",
+				 lost.suppressed_objects, lost.suppressed_objects == 1 ? "" : "s",
+				 lost.suppressed_bytes);
+	if (scanned) {
+		sum_sites(&lt, true, &kept);
+		unsigned long n = kept.objects + kept.libc_objects + kept.suppressed_objects;
+		size_t b = kept.bytes + kept.libc_bytes + kept.suppressed_bytes;
+		if (n && slub_opt(leak_check_reachable)) {
+			slub_report_line("leak: still reachable: %lu block%s, %zu bytes, from %lu call "
+					 "site%s:", n, n == 1 ? "" : "s", b, kept.kept,
+					 kept.kept == 1 ? "" : "s");
+			print_sites(&lt, &kept);
+		} else if (n) {
+			slub_report_line("leak: still reachable: %lu block%s, %zu bytes (not listed: "
+					 "slub_leak_check_reachable=1 lists them)", n, n == 1 ? "" : "s", b);
+		}
+	}
+	if (lt.refused)
+		slub_report_line("leak: not counted: %lu block%s, %zu bytes the program freed but libslub "
+				 "kept, its free refused after a report above", lt.refused,
+				 lt.refused == 1 ? "" : "s", lt.refused_bytes);
 	if (lt.unplaced)
 		slub_report_line("leak: %lu blocks not placed (too many call sites)", lt.unplaced);
+	if (lt.dropped)
+		slub_report_line("leak: %lu blocks not looked at (more than %lu)", lt.dropped,
+				 lt.max_blocks);
 	slub_report_end();
 	leak_table_release(&lt);
 }

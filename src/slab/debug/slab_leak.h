@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * slab_leak.h - slub_leak_check (slab_leak.c): the table of call sites
- * that blocks left allocated at exit are summed in, shared with the
- * malloc library, which adds its extents to it.
+ * slab_leak.h - slub_leak_check (slab_leak.c): the blocks left allocated
+ * at exit, which the scan (leak_scan.c) marks reached or not, and the
+ * table of call sites they are summed in.  Shared with the malloc
+ * library, which adds its extents.
  */
 #ifndef SLUB_SLAB_LEAK_H
 #define SLUB_SLAB_LEAK_H
@@ -17,17 +18,47 @@ struct leak_site {
 	size_t bytes;
 };
 
+/* A block left allocated: where it is, and who allocated it. */
+struct leak_block {
+	uintptr_t start;		/* the pointer the program was given */
+	size_t bytes;			/* what it asked for */
+	uintptr_t addr;			/* the allocation track's caller */
+	uint32_t handle;		/* and its stack */
+	uint32_t reached;		/* a pointer to it was found (leak_scan) */
+};
+
 struct leak_table {
 	struct leak_site *site;		/* open addressing, mapped (never malloc) */
 	size_t map_bytes;
 	unsigned long nr_sites, objects, unplaced;
 	size_t bytes;
+	struct leak_block *block;	/* every block, mapped sparse */
+	size_t block_map_bytes;
+	unsigned long nr_blocks, max_blocks, dropped;
+	unsigned long refused;		/* allocated, but the program's free was refused */
+	size_t refused_bytes;
 };
 
 __hidden bool leak_table_init(struct leak_table *lt);
 __hidden void leak_table_release(struct leak_table *lt);
-/* One block left allocated: @t its allocation track, @bytes the size asked for. */
-__hidden void leak_table_add(struct leak_table *lt, const struct track *t, size_t bytes);
+/* One block left allocated at @start: @t its allocation track, @bytes the size asked for. */
+__hidden void leak_table_add(struct leak_table *lt, const void *start, size_t bytes,
+			     const struct track *t);
+/*
+ * kmemleak's scan (leak_scan.c): from the roots (every writable mapping
+ * outside the heap, the live part of this thread's stack, the slabs and
+ * blocks that are no candidates) through the blocks, conservatively;
+ * each block a pointer reaches (at its start or inside) is marked.
+ * False if it could not run (then nothing is marked).
+ */
+__hidden bool leak_scan(struct leak_table *lt);
+/*
+ * A free refused after a report (a damaged red zone, say): the object
+ * stays allocated, but the program let it go, so the leak check counts it
+ * apart instead of listing it.  Told by address and allocation track, so
+ * an object freed and handed out again later is listed as usual.
+ */
+__hidden void leak_note_refused(const void *object, const struct track *alloc);
 /* The malloc library's debug extents (a weak no-op in libslub.so). */
 __hidden void slub_leak_collect_extents(struct leak_table *lt);
 /* Print the listing now (the exit-time destructor calls it under slub_leak_check). */

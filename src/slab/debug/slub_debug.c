@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "slab/debug/slab_debug.h"
+#include "slab/debug/slab_leak.h"
 
 #include <errno.h>
 #include <string.h>
@@ -211,6 +212,8 @@ void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 	pthread_mutex_lock(&n->list_lock);
 	if (!free_checks(s, slab, object)) {
 		slab_fix(s, "Object at 0x%016lx not freed", (unsigned long)object);
+		if (s->flags & SLAB_STORE_USER)	/* the program let it go: no leak of its */
+			leak_note_refused(object, get_track(s, object, TRACK_ALLOC));
 		pthread_mutex_unlock(&n->list_lock);
 		return;
 	}

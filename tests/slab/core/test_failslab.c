@@ -18,7 +18,6 @@
 #include <slub.h>
 #include "check.h"
 
-static const char *self_path;
 
 static long attr_long(struct kmem_cache *s, const char *name)
 {
@@ -230,10 +229,7 @@ static int some_pages(void)
 	return check_done();
 }
 
-static const struct {
-	const char *mode, *options;
-	int (*fn)(void);
-} cases[] = {
+static const struct self_case cases[] = {
 	{ "every_call", "failslab=1,100,0,-1", every_call },
 	{ "every_call_debug", "failslab=1,100,0,-1 slub_debug=FZP", every_call },
 	{ "verbose_times", "failslab=1,100,0,2 fail_verbose=1", verbose_times },
@@ -248,22 +244,5 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-	if (argc > 1) {
-		for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
-			if (!strcmp(argv[1], cases[i].mode))
-				return cases[i].fn();
-		return 2;
-	}
-	self_path = argv[0];
-	static char out[1 << 16];
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		int status = run_self(self_path, cases[i].mode, cases[i].options, out, sizeof(out));
-		bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-		printf("== %s (SLUB_OPTIONS=%s): %s\n", cases[i].mode, cases[i].options,
-		       ok ? "ok" : "FAILED");
-		if (!ok)
-			fputs(out, stdout);
-		CHECK(ok);
-	}
-	return check_done();
+	return run_self_cases(argc, argv, cases, ARRAY_SIZE(cases));
 }
