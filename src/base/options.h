@@ -80,6 +80,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "the leak check lists the blocks still reachable at exit too, by call site") \
 	X(leak_suppressions, "slub_leak_suppressions", OPT_STRING, 0, 0, 0,      \
 	  "a file of leak:PATTERN lines (LeakSanitizer's syntax): call sites the leak check does not list") \
+	X(leak_min_age, "slub_leak_min_age", OPT_INT, 5000, 0, INT_MAX,       \
+	  "a live leak scan (slabinfo -p PID --leaks) lists no block younger than this many ms (kmemleak's 5 s)") \
 	X(leak_check_pid, "slub_leak_check_pid", OPT_INT, 0, 0, INT_MAX,      \
 	  "only the process with this pid lists its leaks (0: every one)")    \
 	X(exit_stats_internal, "slub_exit_stats_internal", OPT_BOOL, 0, 0, 1,  \

@@ -24,8 +24,12 @@
 #include "slab/debug/slab_leak.h"
 #include "slab/core/slab_common.h"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -35,6 +39,8 @@
 #include "page/page_alloc.h"
 
 #define ROOT_CHUNK (64UL << 10)
+#define SCAN_THREADS 256		/* threads whose dead stack is skipped; the rest read whole */
+#define RED_ZONE 128			/* the x86-64 ABI's, below a leaf's sp */
 
 struct scan {
 	struct leak_table *lt;
@@ -43,7 +49,9 @@ struct scan {
 	unsigned long nr_work;
 	uintptr_t lo, hi;		/* the candidates' span */
 	uintptr_t sp;			/* this thread's stack below it is dead */
-	uintptr_t skip[3][2];		/* the scan's own tables */
+	uintptr_t other_sp[SCAN_THREADS];	/* and other threads', blocked in a system call */
+	unsigned int nr_other_sp;
+	uintptr_t skip[4][2];		/* the scan's own tables, and the caller's */
 	uintptr_t buf[ROOT_CHUNK / sizeof(uintptr_t)];
 };
 
@@ -96,7 +104,7 @@ static void scan_words(struct scan *sc, const uintptr_t *w, size_t n)
 		long k = block_of(sc, v);
 		if (k < 0 || sc->lt->block[k].reached)
 			continue;
-		sc->lt->block[k].reached = 1;
+		sc->lt->block[k].reached = LEAK_REACHED;
 		sc->work[sc->nr_work++] = (uint32_t)k;
 	}
 }
@@ -114,7 +122,7 @@ static void scan_block(struct scan *sc, uintptr_t start, size_t bytes)
 static void scan_root(struct scan *sc, uintptr_t from, uintptr_t to)
 {
 	from = (from + sizeof(uintptr_t) - 1) & ~(sizeof(uintptr_t) - 1);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (from < sc->skip[i][1] && to > sc->skip[i][0]) {	/* one of ours inside */
 			if (from < sc->skip[i][0])
 				scan_root(sc, from, sc->skip[i][0]);
@@ -135,7 +143,68 @@ static void scan_root(struct scan *sc, uintptr_t from, uintptr_t to)
 	}
 }
 
-/* A mapping outside the heap: a root (from sp up, for this thread's stack). */
+/*
+ * The stack pointer of each other thread that is blocked in a system call
+ * (/proc/self/task/TID/syscall), so that the dead part of its stack, where
+ * stale pointers to freed or leaked blocks linger, is not read.  A thread
+ * that runs has its whole stack read.  Without malloc: raw getdents64.
+ */
+static void find_thread_sps(struct scan *sc)
+{
+	int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	char ents[4096];
+	long got;
+	while ((got = syscall(SYS_getdents64, dir, ents, sizeof(ents))) > 0) {
+		for (long off = 0; off < got;) {
+			struct dirent64 *d = (struct dirent64 *)(ents + off);
+			off += d->d_reclen;
+			char *end;
+			long tid = strtol(d->d_name, &end, 10);
+			if (*end || tid <= 0 || tid == self || sc->nr_other_sp == SCAN_THREADS)
+				continue;
+			char path[64], line[256];
+			snprintf(path, sizeof(path), "/proc/self/task/%ld/syscall", tid);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			ssize_t n = read(fd, line, sizeof(line) - 1);
+			close(fd);
+			if (n <= 0)
+				continue;
+			line[n] = 0;
+			/* "NR a1 .. a6 SP PC", or "-1 SP PC" outside a call; "running" otherwise. */
+			unsigned long f[9];
+			int k = 0;
+			for (char *q = line; k < 9 && *q && *q != '\n'; k++) {
+				f[k] = strtoul(q, &end, 0);
+				if (end == q)
+					break;
+				q = end;
+			}
+			uintptr_t sp = k == 9 ? f[7] : k == 3 && (long)f[0] == -1 ? f[1] : 0;
+			if (sp > RED_ZONE)
+				sc->other_sp[sc->nr_other_sp++] = (sp - RED_ZONE) & ~(sizeof(uintptr_t) - 1);
+		}
+	}
+	close(dir);
+}
+
+/* Where a stack in [a, next) starts to be live: its thread's sp, or @a. */
+static uintptr_t live_from(const struct scan *sc, uintptr_t a, uintptr_t next)
+{
+	if (sc->sp >= a && sc->sp < next)
+		return sc->sp;
+	uintptr_t from = next;
+	for (unsigned int i = 0; i < sc->nr_other_sp; i++)
+		if (sc->other_sp[i] >= a && sc->other_sp[i] < from)
+			from = sc->other_sp[i];
+	return from < next ? from : a;
+}
+
+/* A mapping outside the heap: a root (from sp up, for a thread's stack). */
 static bool scan_mapping(const struct maps_entry *e, const char *path, void *arg)
 {
 	struct scan *sc = arg;
@@ -147,9 +216,7 @@ static bool scan_mapping(const struct maps_entry *e, const char *path, void *arg
 		uintptr_t next = (a | (SECTION_SIZE - 1)) + 1;
 		if (next > e->end || next < a)
 			next = e->end;
-		uintptr_t from = a;
-		if (sc->sp >= a && sc->sp < next)
-			from = sc->sp;
+		uintptr_t from = live_from(sc, a, next);
 		if (!memmap_slot(a))	/* the heap's: the page walks' (scan_heap_block) */
 			scan_root(sc, from, next);
 		a = next;
@@ -195,6 +262,7 @@ static __attribute__((noinline)) void scan_roots(struct scan *sc)
 {
 	char here;
 	sc->sp = (uintptr_t)&here & ~(sizeof(uintptr_t) - 1);
+	find_thread_sps(sc);
 	maps_walk(scan_mapping, sc);
 	drain(sc);
 	page_for_each_block(scan_heap_block, sc);
@@ -222,10 +290,11 @@ bool leak_scan(struct leak_table *lt)
 	const struct leak_block *last = &lt->block[lt->nr_blocks - 1];
 	sc->lo = lt->block[0].start;
 	sc->hi = last->start + (last->bytes ? last->bytes : 1);
-	uintptr_t own[3][2] = {
+	uintptr_t own[4][2] = {
 		{ (uintptr_t)lt->block, (uintptr_t)lt->block + lt->block_map_bytes },
 		{ (uintptr_t)sc->work, (uintptr_t)sc->work + sc->work_bytes },
 		{ (uintptr_t)sc, (uintptr_t)sc + sizeof(*sc) },
+		{ lt->skip_start, lt->skip_end },
 	};
 	memcpy(sc->skip, own, sizeof(own));
 	__builtin_unwind_init();	/* callee-saved registers onto the stack the scan reads */

@@ -24,8 +24,12 @@ struct leak_block {
 	size_t bytes;			/* what it asked for */
 	uintptr_t addr;			/* the allocation track's caller */
 	uint32_t handle;		/* and its stack */
-	uint32_t reached;		/* a pointer to it was found (leak_scan) */
+	uint32_t reached;		/* LEAK_REACHED: a pointer to it was found (leak_scan) */
+	unsigned long when;		/* allocated then (os_now_ms) */
 };
+
+#define LEAK_REACHED 1
+#define LEAK_PENDING 2			/* a live scan's: unreferenced, not yet confirmed */
 
 struct leak_table {
 	struct leak_site *site;		/* open addressing, mapped (never malloc) */
@@ -37,6 +41,7 @@ struct leak_table {
 	unsigned long nr_blocks, max_blocks, dropped;
 	unsigned long refused;		/* allocated, but the program's free was refused */
 	size_t refused_bytes;
+	uintptr_t skip_start, skip_end;	/* a table of the caller's that holds block addresses */
 };
 
 __hidden bool leak_table_init(struct leak_table *lt);
@@ -61,6 +66,24 @@ __hidden bool leak_scan(struct leak_table *lt);
 __hidden void leak_note_refused(const void *object, const struct track *alloc);
 /* The malloc library's debug extents (a weak no-op in libslub.so). */
 __hidden void slub_leak_collect_extents(struct leak_table *lt);
+/* Where a listing goes: the process's reports (at exit), or a live scan's answer. */
+struct leak_out {
+	char *buf;			/* NULL: slub_report_line() */
+	size_t size, len;
+	bool cut;			/* a line did not fit */
+};
+
+/* One line of a listing, to @o. */
+__hidden void leak_line(struct leak_out *o, const char *fmt, ...) __printf(2, 3);
+/* Every tracked block into @lt: the caches' objects and the malloc library's extents. */
+__hidden void leak_collect(struct leak_table *lt);
+/*
+ * The listing of a table the scan marked (@scanned; else every block is
+ * listed as left allocated): the unreferenced blocks by call site, then
+ * one line each for what is not counted.  @what says when ("at exit").
+ */
+__hidden void leak_listing(struct leak_out *o, struct leak_table *lt, bool scanned,
+			   const char *what);
 /* Print the listing now (the exit-time destructor calls it under slub_leak_check). */
 __hidden void slub_leak_report(void);
 
