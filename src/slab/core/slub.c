@@ -368,8 +368,8 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	slab->next = NULL;
 	__atomic_and_fetch(&slab->flags, ~(PG_slab | PG_slab_partial | PG_slab_disabled),
 			   __ATOMIC_RELEASE);
-	/* Readers under rcu_read_lock() may still look: the pages wait (rcu.h). */
-	if (unlikely(s->flags & SLAB_TYPESAFE_BY_RCU))
+	/* Readers under rcu_read_lock() may still look: the pages wait (rcu.h).  Never switched. */
+	if (unlikely(READ_ONCE(s->flags) & SLAB_TYPESAFE_BY_RCU))
 		slab_rcu_free_slab(s, slab);
 	else
 		__free_pages(slab_page(slab), slab->order);
