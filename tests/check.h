@@ -308,6 +308,47 @@ static inline int run_self(const char *self, const char *mode, const char *optio
 #define UNDER_TSAN 0
 #endif
 
+/*
+ * A test made of cases, each run in a child of its own (this program again,
+ * with the case's mode and SLUB_OPTIONS: the options are read once, at
+ * start-up).  A child exits 0, or dies of @signal if it is set.
+ */
+struct self_case {
+	const char *mode, *options;
+	int (*fn)(void);
+	int signal;
+};
+
+/*
+ * main() of such a test: in a child, run the case argv[1] names; in the
+ * parent, every case, each child's output shown if it failed.  @check, if
+ * set, may refuse a child's output.  Returns main's status.
+ */
+static inline int run_self_cases(int argc, char **argv, const struct self_case *cases, size_t n,
+				 bool (*check)(const struct self_case *c, const char *out))
+{
+	if (argc > 1) {
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(argv[1], cases[i].mode))
+				return cases[i].fn();
+		return 2;
+	}
+	static char out[1 << 16];
+	for (size_t i = 0; i < n; i++) {
+		int status = run_self(argv[0], cases[i].mode, cases[i].options, out, sizeof(out));
+		bool ok = cases[i].signal ? WIFSIGNALED(status) && WTERMSIG(status) == cases[i].signal :
+			  WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		if (ok && check)
+			ok = check(&cases[i], out);
+		printf("== %s (SLUB_OPTIONS=%s): %s\n", cases[i].mode, cases[i].options,
+		       ok ? "ok" : "FAILED");
+		if (!ok)
+			fputs(out, stdout);
+		CHECK(ok);
+	}
+	return check_done();
+}
+
 /* Run this test's binary @self again with @args (a mode set up before start-up); its status. */
 static inline int run_self_args(const char *self, const char *args)
 {

@@ -97,7 +97,13 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(fail_page_alloc, "fail_page_alloc", OPT_STRING, 0, 0, 0,            \
 	  "fail page allocations: <interval>,<probability %>,<space pages>,<times (-1: no limit)>") \
 	X(fail_verbose, "fail_verbose", OPT_BOOL, 0, 0, 1,                    \
-	  "report each failure failslab or fail_page_alloc injects, in one line")
+	  "report each failure failslab or fail_page_alloc injects, in one line") \
+	X(init_on_alloc, "init_on_alloc", OPT_BOOL, 0, 0, 1,                  \
+	  "zero every slab object when it is allocated (not caches with a constructor; RCU and P caches only for __GFP_ZERO)") \
+	X(init_on_free, "init_on_free", OPT_BOOL, 0, 0, 1,                    \
+	  "zero every slab object when it is freed (not caches with a constructor, RCU or P)") \
+	X(freelist_random, "slab_freelist_random", OPT_BOOL, 0, 0, 1,         \
+	  "a new slab's objects are handed out in a random order (CONFIG_SLAB_FREELIST_RANDOM)")
 
 enum slub_option_id {
 #define X(id, name, type, def, min, max, help) OPT_##id,

@@ -313,6 +313,7 @@ struct kmem_cache {
 	uint64_t reciprocal_size;		/* ceil(2^64 / size): index without a division */
 	int layout_busy;			/* slab_set_debug is changing the layout */
 	unsigned int layout_gen;		/* layouts taken by slab_set_debug */
+	struct random_seq *random_seq;		/* slab_freelist_random's order (slab_random.c) */
 #ifdef SLUB_STATS
 	unsigned int *cpu_stats[SLAB_STAT_SLOTS];	/* CPU 0's counters, in percpu slots (stat_items.h) */
 #endif

@@ -9,6 +9,7 @@
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/core/slab_harden.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -86,10 +87,11 @@ static void choose_percpu_mode(void)
 {
 #if SLUB_HAVE_RSEQ_ASM
 	/*
-	 * failslab decides on the slow paths only (slub.c): with it on, every
-	 * allocation takes them, on the cmpxchg16b protocol.
+	 * failslab and the hardening options decide on the slow paths only
+	 * (slab_harden.h): with one on, every call takes them, on the
+	 * cmpxchg16b protocol.
 	 */
-	if (!slub_opt(slub_rseq) || !os_rseq_offset || slub_failslab_on)
+	if (!slub_opt(slub_rseq) || !os_rseq_offset || slab_alloc_hooked || slab_free_hooked)
 		return;
 	if (*(volatile int32_t *)(rseq_abi() + 4) < 0)
 		return;
@@ -193,6 +195,7 @@ static void slab_init(void)
 {
 	slub_ensure_init();
 	slab_fp_init();		/* before the first freelist is written */
+	slab_hooks_setup();	/* before the mode: the hooks choose it */
 	slab_set_percpu_mode(0);
 	choose_percpu_mode();
 	struct kmem_cache *s = &boot_kmem_cache;
