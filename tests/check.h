@@ -308,6 +308,32 @@ static inline int run_self(const char *self, const char *mode, const char *optio
 #define UNDER_TSAN 0
 #endif
 
+/* Hide a pointer from the compiler, which would otherwise fold away the bug a test commits. */
+static inline void *hidden_ptr(void *p)
+{
+	__asm__ volatile("" : "+r"(p));
+	return p;
+}
+
+/*
+ * One byte access each, out of line and fenced: a faulting access the
+ * compiler may not move past a slub_errors() (KFENCE's tests).
+ */
+static __attribute__((noinline, unused)) void poke_byte(volatile char *p, long i, char v)
+{
+	__asm__ volatile("" ::: "memory");
+	p[i] = v;
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline, unused)) char peek_byte(volatile char *p, long i)
+{
+	__asm__ volatile("" ::: "memory");
+	char c = p[i];
+	__asm__ volatile("" ::: "memory");
+	return c;
+}
+
 /*
  * A test made of cases, each run in a child of its own (this program again,
  * with the case's mode and SLUB_OPTIONS: the options are read once, at

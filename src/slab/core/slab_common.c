@@ -10,6 +10,7 @@
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
 #include "slab/core/slab_harden.h"
+#include "slab/debug/kfence.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -285,6 +286,10 @@ static __cold void kmem_cache_free_slow(struct kmem_cache *s, void *object)
 	struct slab *slab;
 	if (!object)
 		return;
+	if (unlikely(is_kfence_address(object))) {
+		kfence_free(object, s, "kmem_cache_free");
+		return;
+	}
 	struct kmem_cache *owner = slab_free_prepare(object, &slab, "kmem_cache_free");
 	if (!owner)
 		return;
@@ -574,6 +579,7 @@ static void cache_put(struct kmem_cache *s, bool own)
 	}
 	list_del(&s->list);
 	pthread_mutex_unlock(&slab_caches_lock);
+	kfence_shutdown_cache(s);
 	slab_aliases_free(s);
 	free_cpu_slab(s);
 	kmem_cache_free(&boot_kmem_cache, s);

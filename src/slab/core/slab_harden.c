@@ -6,6 +6,7 @@
  */
 #include "slab/core/slab_harden.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/debug/kfence.h"
 
 #include <string.h>
 
@@ -20,7 +21,7 @@ void slab_hooks_setup(void)
 	slub_init_on_alloc = slub_opt(init_on_alloc);
 	slub_init_on_free = slub_opt(init_on_free);
 	slub_freelist_random = slub_opt(freelist_random);
-	slab_alloc_hooked = slub_failslab_on || slub_init_on_alloc;
+	slab_alloc_hooked = slub_failslab_on || slub_init_on_alloc || kfence_enabled();
 	slab_free_hooked = slub_init_on_free;
 }
 

@@ -16,6 +16,7 @@
 #include "slab/core/slab.h"
 #include "slab/debug/slab_debug.h"
 #include "slab/core/slab_harden.h"
+#include "slab/debug/kfence.h"
 
 #include <errno.h>
 #include <string.h>
@@ -792,13 +793,18 @@ static __cold bool should_failslab(struct kmem_cache *s, gfp_t gfp)
 }
 
 /*
- * The hooked allocation (slab_harden.h): failslab, init_on_alloc, then
+ * The hooked allocation (slab_harden.h): failslab, KFENCE, init_on_alloc, then
  * the rest of slab_alloc_finish() (no object yet).
  */
 static __cold void *hooked_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	if (slub_failslab_on && should_failslab(s, gfp))
 		return NULL;
+	if (kfence_enabled()) {
+		void *object = kfence_alloc(s, gfp);
+		if (object)
+			return object;
+	}
 	if (slab_want_init_on_alloc(gfp, s))
 		gfp |= __GFP_ZERO;
 	unsigned int off = READ_ONCE(s->tsheaf_off);
@@ -852,8 +858,13 @@ void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size)
 	if (kmem_cache_debug(s)) {
 		if (unlikely(slub_failslab_on) && should_failslab(s, gfp))
 			return NULL;
-		if (unlikely(slab_alloc_hooked) && slab_want_init_on_alloc(gfp, s))
-			gfp |= __GFP_ZERO;
+		if (unlikely(slab_alloc_hooked)) {
+			void *object = kfence_enabled() ? kfence_alloc(s, gfp) : NULL;
+			if (object)
+				return object;
+			if (slab_want_init_on_alloc(gfp, s))
+				gfp |= __GFP_ZERO;
+		}
 		return debug_slab_alloc(s, gfp, node, (unsigned int)size);
 	}
 	return slab_alloc(s, gfp, node);
