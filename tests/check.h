@@ -308,6 +308,73 @@ static inline int run_self(const char *self, const char *mode, const char *optio
 #define UNDER_TSAN 0
 #endif
 
+/* Hide a pointer from the compiler, which would otherwise fold away the bug a test commits. */
+static inline void *hidden_ptr(void *p)
+{
+	__asm__ volatile("" : "+r"(p));
+	return p;
+}
+
+/*
+ * One byte access each, out of line and fenced: a faulting access the
+ * compiler may not move past a slub_errors() (KFENCE's tests).
+ */
+static __attribute__((noinline, unused)) void poke_byte(volatile char *p, long i, char v)
+{
+	__asm__ volatile("" ::: "memory");
+	p[i] = v;
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline, unused)) char peek_byte(volatile char *p, long i)
+{
+	__asm__ volatile("" ::: "memory");
+	char c = p[i];
+	__asm__ volatile("" ::: "memory");
+	return c;
+}
+
+/*
+ * A test made of cases, each run in a child of its own (this program again,
+ * with the case's mode and SLUB_OPTIONS: the options are read once, at
+ * start-up).  A child exits 0, or dies of @signal if it is set.
+ */
+struct self_case {
+	const char *mode, *options;
+	int (*fn)(void);
+	int signal;
+};
+
+/*
+ * main() of such a test: in a child, run the case argv[1] names; in the
+ * parent, every case, each child's output shown if it failed.  @check, if
+ * set, may refuse a child's output.  Returns main's status.
+ */
+static inline int run_self_cases(int argc, char **argv, const struct self_case *cases, size_t n,
+				 bool (*check)(const struct self_case *c, const char *out))
+{
+	if (argc > 1) {
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(argv[1], cases[i].mode))
+				return cases[i].fn();
+		return 2;
+	}
+	static char out[1 << 16];
+	for (size_t i = 0; i < n; i++) {
+		int status = run_self(argv[0], cases[i].mode, cases[i].options, out, sizeof(out));
+		bool ok = cases[i].signal ? WIFSIGNALED(status) && WTERMSIG(status) == cases[i].signal :
+			  WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		if (ok && check)
+			ok = check(&cases[i], out);
+		printf("== %s (SLUB_OPTIONS=%s): %s\n", cases[i].mode, cases[i].options,
+		       ok ? "ok" : "FAILED");
+		if (!ok)
+			fputs(out, stdout);
+		CHECK(ok);
+	}
+	return check_done();
+}
+
 /* Run this test's binary @self again with @args (a mode set up before start-up); its status. */
 static inline int run_self_args(const char *self, const char *args)
 {
@@ -485,37 +552,6 @@ static inline long check_attr_long(struct kmem_cache *s, const char *name)
 	if (slub_attr_read(s, name, buf, sizeof(buf)) < 0)
 		return -1;
 	return strtol(buf, NULL, 10);
-}
-
-/* One case of a test that runs itself once per case, with its SLUB_OPTIONS. */
-struct self_case {
-	const char *mode, *options;
-	int (*fn)(void);
-};
-
-/*
- * main() of such a test: with an argument, run that case (in the child);
- * without, run each case as a child of its own and check it exits 0.
- */
-static inline int run_self_cases(int argc, char **argv, const struct self_case *cases, size_t n)
-{
-	static char out[1 << 16];
-	if (argc > 1) {
-		for (size_t i = 0; i < n; i++)
-			if (!strcmp(argv[1], cases[i].mode))
-				return cases[i].fn();
-		return 2;
-	}
-	for (size_t i = 0; i < n; i++) {
-		int status = run_self(argv[0], cases[i].mode, cases[i].options, out, sizeof(out));
-		bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-		printf("== %s (SLUB_OPTIONS=%s): %s\n", cases[i].mode, cases[i].options,
-		       ok ? "ok" : "FAILED");
-		if (!ok)
-			fputs(out, stdout);
-		CHECK(ok);
-	}
-	return check_done();
 }
 
 /* A test's temporary directory and all in it removed; false (said on stderr) if not. */

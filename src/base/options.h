@@ -105,7 +105,19 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(fail_page_alloc, "fail_page_alloc", OPT_STRING, 0, 0, 0,            \
 	  "fail page allocations: <interval>,<probability %>,<space pages>,<times (-1: no limit)>") \
 	X(fail_verbose, "fail_verbose", OPT_BOOL, 0, 0, 1,                    \
-	  "report each failure failslab or fail_page_alloc injects, in one line")
+	  "report each failure failslab or fail_page_alloc injects, in one line") \
+	X(init_on_alloc, "init_on_alloc", OPT_BOOL, 0, 0, 1,                  \
+	  "zero every slab object when it is allocated (not caches with a constructor; RCU and P caches only for __GFP_ZERO)") \
+	X(init_on_free, "init_on_free", OPT_BOOL, 0, 0, 1,                    \
+	  "zero every slab object when it is freed (not caches with a constructor, RCU or P)") \
+	X(freelist_random, "slab_freelist_random", OPT_BOOL, 0, 0, 1,         \
+	  "a new slab's objects are handed out in a random order (CONFIG_SLAB_FREELIST_RANDOM)") \
+	X(kfence_sample_every, "kfence.sample_every", OPT_INT, 0, 0, INT_MAX, \
+	  "KFENCE: every N-th slab allocation comes from the guarded pool (1: all while it lasts; 0: off)") \
+	X(kfence_sample_interval, "kfence.sample_interval", OPT_INT, 0, 0, 3600000, \
+	  "KFENCE: one allocation every N ms comes from the guarded pool (0: off)") \
+	X(kfence_num_objects, "kfence.num_objects", OPT_INT, 255, 1, 65535,   \
+	  "KFENCE: objects in the guarded pool, each on a page between guard pages")
 
 enum slub_option_id {
 #define X(id, name, type, def, min, max, help) OPT_##id,

@@ -254,7 +254,8 @@ __attribute__((constructor(103))) static void stack_trace_at_load(void)
 	report_set_stack_writer(stack_trace_dump);
 	report_set_site_writer(report_site);
 	pthread_mutex_lock(&options_lock);
-	bool unwind = slub_opt(abort_on_error) || slub_debug_any(SLAB_STORE_USER);
+	bool unwind = slub_opt(abort_on_error) || slub_debug_any(SLAB_STORE_USER) ||
+		      slub_opt(kfence_sample_every) || slub_opt(kfence_sample_interval);
 	pthread_mutex_unlock(&options_lock);
 	if (unwind)
 		unwind_prime();	/* unlocked: it may allocate */

@@ -157,6 +157,16 @@ __attribute__((used)) int unwind_fast_walk(void **frames, int size, uintptr_t pc
 	leave();
 	return n;
 }
+
+/*
+ * A faulting pc is not a return address: the walk looks its rule up at
+ * pc - 1, which is still inside the faulting function unless the fault
+ * is its first instruction (then the caller's frame may be skipped).
+ */
+int unwind_context(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp)
+{
+	return unwind_fast_walk(frames, size, pc + 1, sp, bp);
+}
 #endif
 
 #if UNWIND_FAST

@@ -10,6 +10,7 @@
 #include "slab/core/kmalloc.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/debug/kfence.h"
 
 #include <errno.h>
 #include <string.h>
@@ -196,7 +197,7 @@ void *kcalloc(size_t n, size_t size, gfp_t gfp)
 }
 
 /* What a kmalloc'ed pointer is: a slab object, a large block, or neither. */
-enum kobj_kind { KOBJ_BAD, KOBJ_SLAB, KOBJ_LARGE };
+enum kobj_kind { KOBJ_BAD, KOBJ_SLAB, KOBJ_LARGE, KOBJ_KFENCE };
 
 /*
  * A large block's descriptors are read under memmap_lock (when in a large
@@ -221,6 +222,8 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 		*slabp = slab;
 		return KOBJ_SLAB;
 	}
+	if (unlikely(is_kfence_address(p)))
+		return KOBJ_KFENCE;	/* outside the memory map: kfence.c judges it */
 	bool locked, interior = false, free_now = false;
 	enum kobj_kind kind = KOBJ_BAD;
 	uintptr_t block = 0;
@@ -317,6 +320,11 @@ size_t ksize_of(const void *p, const char *caller, bool *ok)
 		return slab_ksize(s);
 	case KOBJ_LARGE:
 		return PAGE_SIZE << order;
+	case KOBJ_KFENCE: {
+		size_t size = kfence_ksize(p, caller);
+		*ok = size != 0;
+		return size;
+	}
 	default:
 		*ok = false;
 		return 0;
@@ -347,6 +355,9 @@ void kfree_checked(const void *p, const char *caller)
 		break;
 	case KOBJ_LARGE:
 		__free_pages(page, order);	/* claimed: ours alone to free */
+		break;
+	case KOBJ_KFENCE:
+		kfence_free(p, NULL, caller);
 		break;
 	default:
 		break;
@@ -408,6 +419,11 @@ void *krealloc(const void *p, size_t new_size, gfp_t gfp)
 			break;
 		case KOBJ_LARGE:
 			ks = copy = PAGE_SIZE << order;
+			break;
+		case KOBJ_KFENCE:
+			ks = copy = kfence_ksize(p, "krealloc");
+			if (!ks)
+				return NULL;
 			break;
 		default:
 			return NULL;

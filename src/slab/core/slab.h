@@ -317,6 +317,7 @@ struct kmem_cache {
 	unsigned int layout_gen;		/* layouts taken by slab_set_debug */
 	unsigned long rcu_pending_objects;	/* queued by kfree_rcu, or a debug free, for a grace period */
 	unsigned long rcu_pending_slabs;	/* SLAB_TYPESAFE_BY_RCU slabs waiting to go back */
+	struct random_seq *random_seq;		/* slab_freelist_random's order (slab_random.c) */
 #ifdef SLUB_STATS
 	unsigned int *cpu_stats[SLAB_STAT_SLOTS];	/* CPU 0's counters, in percpu slots (stat_items.h) */
 #endif

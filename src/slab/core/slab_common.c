@@ -9,6 +9,8 @@
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/core/slab_harden.h"
+#include "slab/debug/kfence.h"
 #include "slab/rcu/rcu.h"
 
 #include <errno.h>
@@ -87,10 +89,11 @@ static void choose_percpu_mode(void)
 {
 #if SLUB_HAVE_RSEQ_ASM
 	/*
-	 * failslab decides on the slow paths only (slub.c): with it on, every
-	 * allocation takes them, on the cmpxchg16b protocol.
+	 * failslab and the hardening options decide on the slow paths only
+	 * (slab_harden.h): with one on, every call takes them, on the
+	 * cmpxchg16b protocol.
 	 */
-	if (!slub_opt(slub_rseq) || !os_rseq_offset || slub_failslab_on)
+	if (!slub_opt(slub_rseq) || !os_rseq_offset || slab_alloc_hooked || slab_free_hooked)
 		return;
 	if (*(volatile int32_t *)(rseq_abi() + 4) < 0)
 		return;
@@ -197,6 +200,7 @@ static void slab_init(void)
 {
 	slub_ensure_init();
 	slab_fp_init();		/* before the first freelist is written */
+	slab_hooks_setup();	/* before the mode: the hooks choose it */
 	slab_set_percpu_mode(0);
 	choose_percpu_mode();
 	struct kmem_cache *s = &boot_kmem_cache;
@@ -287,6 +291,10 @@ static __cold void kmem_cache_free_slow(struct kmem_cache *s, void *object)
 	struct slab *slab;
 	if (!object)
 		return;
+	if (unlikely(is_kfence_address(object))) {
+		kfence_free(object, s, "kmem_cache_free");
+		return;
+	}
 	struct kmem_cache *owner = slab_free_prepare(object, &slab, "kmem_cache_free");
 	if (!owner)
 		return;
@@ -579,6 +587,7 @@ static void cache_put(struct kmem_cache *s, bool own)
 	}
 	list_del(&s->list);
 	pthread_mutex_unlock(&slab_caches_lock);
+	kfence_shutdown_cache(s);
 	/* Its slabs still waiting for readers name it. */
 	if (!slab_rcu_cache_release(s))
 		return;

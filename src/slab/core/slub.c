@@ -15,6 +15,8 @@
 #define _GNU_SOURCE
 #include "slab/core/slab.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/core/slab_harden.h"
+#include "slab/debug/kfence.h"
 #include "slab/rcu/rcu.h"
 
 #include <errno.h>
@@ -284,7 +286,7 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	struct kmem_cache_node *n = get_node(s);
 	bool debug = kmem_cache_debug(s);
 	if (slab_flags(slab) & PG_fresh) {
-		bool whole = s->ctor || debug || (s->populate_slabs &&
+		bool whole = s->ctor || debug || slub_freelist_random || (s->populate_slabs &&
 					 __atomic_load_n(&n->nr_slabs, __ATOMIC_RELAXED) >=
 						 s->populate_slabs);
 		if (whole)
@@ -297,7 +299,8 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	 * a constructor may allocate and the lazy link-up runs under c->lock.
 	 * Without one only the first page is linked (slab.h, "built").
 	 */
-	unsigned int built = s->ctor || debug ? objects : build_end(s, 0, objects);
+	bool shuffle = unlikely(slub_freelist_random);	/* linked whole, in a random order */
+	unsigned int built = s->ctor || debug || shuffle ? objects : build_end(s, 0, objects);
 	if (debug)
 		setup_slab_debug(s, slab, objects);	/* before the constructor, as the kernel */
 	if (s->ctor)
@@ -308,7 +311,8 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	c.objects = objects;
 	c.built = built;
 	slab->counters = c.counters;
-	slab->freelist = link_objects(s, slab, 0, built);
+	void *first = shuffle ? slab_shuffle_freelist(s, start, objects) : NULL;
+	slab->freelist = first ? first : link_objects(s, slab, 0, built);
 	/* A set slab_cache is what makes the page a slab to object_slab(). */
 	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELEASE);
 	__atomic_or_fetch(&slab->flags, PG_slab, __ATOMIC_RELEASE);
@@ -584,6 +588,7 @@ static __thread struct {
 void slab_set_percpu_mode(intptr_t rseq_offset)
 {
 	slub_percpu_rseq = rseq_offset;
+	slab_free_direct = rseq_offset || slab_free_hooked;
 #if SLUB_HAVE_RSEQ_ASM
 	slub_fastpath_area = rseq_offset ? rseq_offset :
 		(intptr_t)((uintptr_t)&parked_rseq_area - os_thread_pointer());
@@ -799,11 +804,21 @@ static __cold bool should_failslab(struct kmem_cache *s, gfp_t gfp)
 	return true;
 }
 
-/* With failslab on: fail, or the rest of slab_alloc_finish() (no object yet). */
-static __cold void *failslab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+/*
+ * The hooked allocation (slab_harden.h): failslab, KFENCE, init_on_alloc, then
+ * the rest of slab_alloc_finish() (no object yet).
+ */
+static __cold void *hooked_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
-	if (should_failslab(s, gfp))
+	if (slub_failslab_on && should_failslab(s, gfp))
 		return NULL;
+	if (kfence_enabled()) {
+		void *object = kfence_alloc(s, gfp);
+		if (object)
+			return object;
+	}
+	if (slab_want_init_on_alloc(gfp, s))
+		gfp |= __GFP_ZERO;
 	unsigned int off = READ_ONCE(s->tsheaf_off);
 	if (off) {
 		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
@@ -819,15 +834,15 @@ static __cold void *failslab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
  * thread without a block reads an empty one), or for a cache without
  * one the cmpxchg16b mode's hit; each a leaf.
  *
- * failslab is decided here, at the top: with it on, start-up chose the
- * cmpxchg16b mode, whose inline sequences give up at once, so every
- * allocation comes here with no object yet (the rseq fast paths carry no
- * test of it).
+ * failslab, init_on_alloc and KFENCE are decided here, at the top: with
+ * one on, start-up chose the cmpxchg16b mode, whose inline sequences give
+ * up at once, so every allocation comes here with no object yet (the rseq
+ * fast paths carry no test of them).
  */
 void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
-	if (unlikely(slub_failslab_on) && !object)
-		return failslab_alloc(s, gfp, node);	/* a tail call: this stays a leaf */
+	if (unlikely(slab_alloc_hooked) && !object)
+		return hooked_alloc(s, gfp, node);	/* a tail call: this stays a leaf */
 	/*
 	 * A sheaf offset means no rseq (tsheaf_setup), so the inline
 	 * sequences gave up at once: no object yet.
@@ -855,6 +870,13 @@ void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size)
 	if (kmem_cache_debug(s)) {
 		if (unlikely(slub_failslab_on) && should_failslab(s, gfp))
 			return NULL;
+		if (unlikely(slab_alloc_hooked)) {
+			void *object = kfence_enabled() ? kfence_alloc(s, gfp) : NULL;
+			if (object)
+				return object;
+			if (slab_want_init_on_alloc(gfp, s))
+				gfp |= __GFP_ZERO;
+		}
 		return debug_slab_alloc(s, gfp, node, (unsigned int)size);
 	}
 	return slab_alloc(s, gfp, node);
@@ -946,6 +968,17 @@ void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 	free_finish(s, slab, object);
 }
 
+/*
+ * To the slab, init_on_free's wipe first: out of line, so that the
+ * cmpxchg16b mode's free_finish() saves no registers for the call.
+ */
+static __noinline void free_direct(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	if (unlikely(slab_free_hooked))
+		slab_free_hook(s, object);
+	__slab_free(s, slab, object);
+}
+
 /* The rest, out of line: the thread sheaf's hit above saves no registers. */
 static __noinline void free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 {
@@ -953,8 +986,9 @@ static __noinline void free_finish(struct kmem_cache *s, struct slab *slab, void
 		sheaf_free(s, slab, object);
 		return;
 	}
-	if (slub_percpu_rseq) {
-		__slab_free(s, slab, object);
+	/* rseq mode, or init_on_free: never the CAS push (slab_harden.h). */
+	if (slab_free_direct) {
+		free_direct(s, slab, object);
 		return;
 	}
 	unsigned int cpu = slab_cpu_hint;
@@ -1520,7 +1554,10 @@ unsigned long __kmem_cache_release(struct kmem_cache *s)
 {
 	sheaf_teardown(s);	/* every sheaf flushed and given back */
 	__kmem_cache_shrink(s);
-	return READ_ONCE(get_node(s)->nr_slabs);
+	unsigned long left = READ_ONCE(get_node(s)->nr_slabs);
+	if (!left)
+		slab_random_release(s);
+	return left;
 }
 
 /* ---- validation ------------------------------------------------------------------------ */

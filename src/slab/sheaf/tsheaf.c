@@ -15,6 +15,7 @@
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/core/slab_harden.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -50,7 +51,9 @@ static_assert(sizeof(struct tsheaf) == 8 + 8 * TSHEAF_CAPACITY, "count, room, ar
 
 bool tsheaf_enabled(void)
 {
-	return slub_opt(thread_sheaves) && !slub_percpu_rseq && &slub_malloc_library &&
+	/* Not with init_on_free: its wipe is in free_finish(), which a sheaf's push skips. */
+	return slub_opt(thread_sheaves) && !slub_percpu_rseq && !slab_free_hooked &&
+	       &slub_malloc_library &&
 	       slub_malloc_library;
 }
 

@@ -318,16 +318,16 @@ static int nofail(void)
 }
 
 static const struct self_case cases[] = {
-	{ "plain", "", plain },
-	{ "bad_input", "", bad_input },
-	{ "util", "", util },
-	{ "under_failslab", "failslab=1,100,0,-1 failslab_cache=elem", under_failslab },
-	{ "reserve_handed_out", "failslab=1,100,200,-1 failslab_cache=elem", reserve_handed_out },
-	{ "half_fail", "failslab=1,50,0,-1 failslab_cache=elem", half_fail },
-	{ "nofail", "", nofail },
+	{ "plain", "", plain, 0 },
+	{ "bad_input", "", bad_input, 0 },
+	{ "util", "", util, 0 },
+	{ "under_failslab", "failslab=1,100,0,-1 failslab_cache=elem", under_failslab, 0 },
+	{ "reserve_handed_out", "failslab=1,100,200,-1 failslab_cache=elem", reserve_handed_out, 0 },
+	{ "half_fail", "failslab=1,50,0,-1 failslab_cache=elem", half_fail, 0 },
+	{ "nofail", "", nofail, 0 },
 };
 
 int main(int argc, char **argv)
 {
-	return run_self_cases(argc, argv, cases, ARRAY_SIZE(cases));
+	return run_self_cases(argc, argv, cases, ARRAY_SIZE(cases), NULL);
 }
