@@ -81,6 +81,17 @@ static inline int check_done(void)
 	return check_failures ? 1 : 0;
 }
 
+/*
+ * A bad call must be reported exactly once (the public slub_errors() only:
+ * for the malloc library's tests, which cannot reach slub_report_last()).
+ */
+#define EXPECT_ONE_REPORT(call)                                                  \
+	do {                                                                     \
+		unsigned long e_ = slub_errors();                                \
+		call;                                                            \
+		CHECK_EQ(slub_errors(), e_ + 1);                                 \
+	} while (0)
+
 /* A bad call must be reported exactly once, with @text in the report. */
 #define EXPECT_REPORT(call, text)                                                \
 	do {                                                                     \

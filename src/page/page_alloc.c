@@ -455,7 +455,7 @@ static struct page *alloc_large_region(struct zone *z, gfp_t gfp, unsigned int o
 				       unsigned long nr, size_t align)
 {
 	/* Fresh pages: the malloc library's cached mappings give back as many first. */
-	if (unlikely(READ_ONCE(page_alloc_stats.idle_extents)))
+	if (unlikely(slub_malloc_keeps_extents()))
 		slub_malloc_pages_taken(nr);
 	struct mem_region *r = memmap_add_region(nr, REGION_LARGE, z->type,
 						 z->type == ZONE_DMA32, align);
@@ -908,7 +908,7 @@ static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, b
 							     : "out of memory");
 	}
 	/* No lock held: the malloc library may give mappings back from here. */
-	if (unlikely(READ_ONCE(page_alloc_stats.idle_extents)))
+	if (unlikely(slub_malloc_keeps_extents()))
 		slub_malloc_pages_taken(*zero ? 1UL << order : 0);
 	return page;
 }
