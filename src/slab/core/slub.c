@@ -249,10 +249,10 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	 * Try the preferred order quietly, then the smallest that fits one;
 	 * __GFP_NOFAIL retries only there (page_alloc.c).
 	 */
-	gfp_t first = flags | __GFP_NOWARN;
+	gfp_t quiet = flags | __GFP_NOWARN;
 	if (oo_order(s->min) < oo_order(oo))
-		first &= ~__GFP_NOFAIL;
-	struct page *page = alloc_pages_node(node, first, oo_order(oo));
+		quiet &= ~__GFP_NOFAIL;
+	struct page *page = alloc_pages_node(node, quiet, oo_order(oo));
 	if (unlikely(!page) && oo_order(s->min) < oo_order(oo)) {
 		oo = s->min;
 		stat(s, ORDER_FALLBACK);
