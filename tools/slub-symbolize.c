@@ -190,16 +190,36 @@ static const char *call_file(Dwarf_Die *die, Dwarf_Die *cu)
  * inlined there " (inlined into CALLER at FILE:LINE)", into @out; false if
  * the module has no line for it.
  */
+/*
+ * The compile unit that holds @addr.  clang emits no .debug_aranges, and
+ * elfutils before 0.191 (Debian 12 has 0.188) finds no unit without them:
+ * then each unit's ranges are asked in turn.
+ */
+static Dwarf_Die *unit_of(struct module *m, Dwarf_Addr addr, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, bias);
+	while (!cu && (cu = dwfl_module_nextcu(m->mod, cu, bias)))
+		if (dwarf_haspc(cu, addr - *bias) > 0)
+			return cu;
+	return cu;
+}
+
 static bool describe(struct module *m, Dwarf_Addr addr, char *out, size_t size)
 {
 	Dwfl_Line *line = dwfl_module_getsrc(m->mod, addr);
 	int lineno = 0;
 	const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = unit_of(m, addr, &bias), *scopes = NULL;
+	if ((!file || !lineno) && cu) {
+		Dwarf_Line *l = dwarf_getsrc_die(cu, addr - bias);
+		file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+		if (!l || dwarf_lineno(l, &lineno))
+			lineno = 0;
+	}
 	if (!file || !lineno)
 		return false;
 	size_t used = (size_t)snprintf(out, size, " %s:%d", short_file(file), lineno);
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, &bias), *scopes = NULL;
 	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
 	/* scopes[0] is the innermost: each inlined one's caller is the next function scope. */
 	for (int i = 0; i < n && used < size; i++) {
