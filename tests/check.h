@@ -275,6 +275,33 @@ static inline uint64_t faults_now(int fd)
 	return n;
 }
 
+/* Sanitizer builds run shorter stress loops. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+/*
+ * Under TSan, run_self's children run without its deadlock detector: some
+ * fork with the allocator running, and fork_prepare then holds every
+ * cache's locks, past the 64 the detector can count (it aborts on a CHECK).
+ */
+static inline void run_self_tsan_options(void)
+{
+	if (!UNDER_TSAN)
+		return;
+	char buf[1024];
+	const char *old = getenv("TSAN_OPTIONS");
+	snprintf(buf, sizeof(buf), "%s%sdetect_deadlocks=0", old ? old : "", old && *old ? ":" : "");
+	setenv("TSAN_OPTIONS", buf, 1);
+}
+
 /*
  * Run @self (this test's argv[0]) with argument @mode and SLUB_OPTIONS set
  * to @options; what it writes to stdout and stderr lands in @out.  Returns
@@ -292,6 +319,7 @@ static inline int run_self(const char *self, const char *mode, const char *optio
 		dup2(fds[1], 2);
 		close(fds[0]);
 		setenv("SLUB_OPTIONS", options, 1);
+		run_self_tsan_options();
 		execl(self, self, mode, (char *)NULL);
 		_exit(127);
 	}
@@ -307,17 +335,6 @@ static inline int run_self(const char *self, const char *mode, const char *optio
 	return status;
 }
 
-/* Sanitizer builds run shorter stress loops. */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
-#endif
 
 /* Hide a pointer from the compiler, which would otherwise fold away the bug a test commits. */
 static inline void *hidden_ptr(void *p)

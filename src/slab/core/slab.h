@@ -448,11 +448,13 @@ static inline void set_freepointer(const struct kmem_cache *s, void *object, voi
 
 /*
  * Does @object's word say it is free?  Debug allocations mark the word
- * too (slub_debug.c), so this holds for every cache.
+ * too (slub_debug.c), so this holds for every cache.  Asked of an object
+ * the caller claims to own, which in a double free is not so: the word
+ * may be rewritten by the thread that now holds it, hence the safe read.
  */
 static inline bool object_looks_free(const struct kmem_cache *s, const void *object)
 {
-	return freepointer_plausible(get_freepointer(s, (void *)object));
+	return freepointer_plausible(get_freepointer_safe(s, (void *)object));
 }
 
 /* @object is handed out: its word no longer says free (see above). */
