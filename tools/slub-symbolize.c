@@ -21,11 +21,16 @@
  * of the call (the return address minus one).  Frames without debug
  * information, or whose module is not found, stay as they are.
  *
+ * C++ names are demangled ("operator new(unsigned long)+0x1c/0x35"), with
+ * libstdc++'s __cxa_demangle looked up at run time: where libstdc++ is
+ * missing they stay as printed.
+ *
  * DWARF is read with elfutils' libdw (separate debug files through its
  * standard lookup: /usr/lib/debug, build-ids).  The allocator itself never
  * parses DWARF: this runs outside the program (slubrun runs it).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -221,6 +226,21 @@ static bool describe(struct module *m, Dwarf_Addr addr, char *out, size_t size)
 		return false;
 	size_t used = (size_t)snprintf(out, size, " %s:%d", short_file(file), lineno);
 	int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+	/*
+	 * The list ends at the innermost inlined instance, then goes on with its
+	 * abstract origin's scopes, not the function it was inlined into: the
+	 * chain of callers is that instance's own parents.
+	 */
+	Dwarf_Die *chain = NULL;
+	for (int i = 0; i < n; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+			Dwarf_Die inner = scopes[i];
+			free(scopes);
+			scopes = NULL;
+			n = dwarf_getscopes_die(&inner, &chain);
+			scopes = chain;
+			break;
+		}
 	/* scopes[0] is the innermost: each inlined one's caller is the next function scope. */
 	for (int i = 0; i < n && used < size; i++) {
 		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
@@ -244,6 +264,30 @@ static bool describe(struct module *m, Dwarf_Addr addr, char *out, size_t size)
 
 /* ---- frames in a line --------------------------------------------------------------- */
 
+typedef char *demangle_fn(const char *mangled, char *buf, size_t *len, int *status);
+
+/* @name demangled into @out if it is a C++ name and libstdc++ is there; else as it is. */
+static const char *demangled(const char *name, char *out, size_t size)
+{
+	static demangle_fn *demangle;
+	static bool looked;
+	if (strncmp(name, "_Z", 2))
+		return name;
+	if (!looked) {
+		looked = true;
+		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (h)
+			demangle = (demangle_fn *)dlsym(h, "__cxa_demangle");
+	}
+	int status = -1;
+	char *d = demangle ? demangle(name, NULL, NULL, &status) : NULL;
+	if (!d || status)
+		return name;
+	snprintf(out, size, "%s", d);
+	free(d);
+	return out;
+}
+
 /*
  * Frames of the form "NAME+0xOFF/0xSIZE [MODULE]": the line from @p on,
  * rewritten into @out with "[path]" cut to "[file]" and the source appended.
@@ -258,7 +302,9 @@ static bool frame_symbol(const char *tok, size_t *len, char *out, size_t size, c
 		   &used) != 4 || !used)
 		return false;
 	*len = (size_t)used;
-	snprintf(out, size, "%s+0x%llx/0x%llx [%s]", name, off, fsize, base_name(module));
+	char readable[1024];
+	snprintf(out, size, "%s+0x%llx/0x%llx [%s]", demangled(name, readable, sizeof(readable)),
+		 off, fsize, base_name(module));
 	loc[0] = 0;
 	struct module *m = module_get(module);
 	Dwarf_Addr addr = 0;
@@ -291,7 +337,7 @@ static bool frame_address(const char *tok, size_t *len, char *out, size_t size, 
 /* Copy @line to stdout with its frames decoded. */
 static void decode_line(const char *line)
 {
-	char rewritten[PATH_MAX + 1024], loc[2048], tail[4096] = "";
+	char rewritten[PATH_MAX + 2048], loc[2048], tail[4096] = "";
 	const char *p = line;
 	while (*p) {
 		size_t len;

@@ -80,7 +80,7 @@ static uint64_t block_sum(const struct leak_block *b)
 }
 
 /*
- * Mark each unreferenced block that is not yet to be listed LEAK_PENDING,
+ * Mark each group head (an unreferenced block, see leak_scan) not yet to be listed LEAK_PENDING,
  * and remember every unreferenced one for the next scan.  @lt->block is
  * sorted by start (leak_scan), as the last scan's table is.
  */
@@ -95,16 +95,17 @@ static unsigned long confirm(struct leak_table *lt)
 	uint64_t min_age = (uint64_t)slub_opt(leak_min_age);
 	for (unsigned long i = 0; i < lt->nr_blocks; i++) {
 		struct leak_block *b = &lt->block[i];
-		if (b->reached)
+		if (b->reached == LEAK_REACHED)
 			continue;
 		uint64_t sum = block_sum(b);
 		while (j < nr_old && old[j].start < b->start)
 			j++;
 		bool again = j < nr_old && old[j].start == b->start && old[j].when == b->when &&
 			     old[j].sum == sum;
-		if (!again || ms - b->when < min_age) {
+		/* A group is listed with its head, or waits with it. */
+		if (!b->reached && (!again || ms - b->when < min_age)) {
 			b->reached = LEAK_PENDING;
-			pending++;
+			pending += 1 + b->ind_objects;
 		}
 		if (nr_now < SEEN_MAX)
 			now[nr_now++] = (struct leak_seen){ b->start, b->when, sum };

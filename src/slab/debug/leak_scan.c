@@ -14,6 +14,12 @@
  * read in turn.  The scan's own tables are mapped outside the heap and
  * skipped, since they hold every candidate's address.
  *
+ * The blocks still unmarked are then grouped as valgrind's memcheck
+ * groups them: one that another unmarked block points to is "indirectly
+ * lost" (LEAK_INDIRECT), counted in the head of its group, the block its
+ * reading started from; a head later reached from another block gives its
+ * group to that one (a lost list counts once, at its first node).
+ *
  * Roots are read with process_vm_readv(), which returns EFAULT where a
  * plain read would fault (a mapping another thread unmaps meanwhile, a
  * file mapping past its file's end), and so are blocks in large regions,
@@ -52,6 +58,7 @@ struct scan {
 	uintptr_t other_sp[SCAN_THREADS];	/* and other threads', blocked in a system call */
 	unsigned int nr_other_sp;
 	uintptr_t skip[4][2];		/* the scan's own tables, and the caller's */
+	long head;			/* grouping the unmarked: the group's head; -1 first */
 	uintptr_t buf[ROOT_CHUNK / sizeof(uintptr_t)];
 };
 
@@ -95,6 +102,16 @@ static bool holds_candidate(const struct scan *sc, uintptr_t from, uintptr_t to)
 	return lo < (long)sc->lt->nr_blocks && b[lo].start < to;
 }
 
+/* @b, unmarked, is pointed to from @head's group: it joins it, with its own if it headed one. */
+static void join_group(struct leak_block *head, struct leak_block *b)
+{
+	b->reached = LEAK_INDIRECT;
+	head->ind_objects += 1 + b->ind_objects;
+	head->ind_bytes += b->bytes + b->ind_bytes;
+	b->ind_objects = 0;
+	b->ind_bytes = 0;
+}
+
 static void scan_words(struct scan *sc, const uintptr_t *w, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -102,9 +119,12 @@ static void scan_words(struct scan *sc, const uintptr_t *w, size_t n)
 		if (v < sc->lo || v >= sc->hi)
 			continue;
 		long k = block_of(sc, v);
-		if (k < 0 || sc->lt->block[k].reached)
+		if (k < 0 || sc->lt->block[k].reached || k == sc->head)
 			continue;
-		sc->lt->block[k].reached = LEAK_REACHED;
+		if (sc->head < 0)
+			sc->lt->block[k].reached = LEAK_REACHED;
+		else
+			join_group(&sc->lt->block[sc->head], &sc->lt->block[k]);
 		sc->work[sc->nr_work++] = (uint32_t)k;
 	}
 }
@@ -245,16 +265,37 @@ static void scan_heap_block(struct page *head, void *arg)
 		scan_block(sc, start, bytes);
 }
 
+/* A tracked block's words. */
+static void scan_tracked(struct scan *sc, const struct leak_block *b)
+{
+	/* A large region goes with its block: a thread still running may free it now. */
+	if (memmap_in_large_region((const void *)b->start))
+		scan_root(sc, b->start, b->start + b->bytes);
+	else
+		scan_block(sc, b->start, b->bytes);
+}
+
 static void drain(struct scan *sc)
 {
-	while (sc->nr_work) {
-		const struct leak_block *b = &sc->lt->block[sc->work[--sc->nr_work]];
-		/* A large region goes with its block: a thread still running may free it now. */
-		if (memmap_in_large_region((const void *)b->start))
-			scan_root(sc, b->start, b->start + b->bytes);
-		else
-			scan_block(sc, b->start, b->bytes);
+	while (sc->nr_work)
+		scan_tracked(sc, &sc->lt->block[sc->work[--sc->nr_work]]);
+}
+
+/*
+ * valgrind's grouping of what no root reaches: each unmarked block not yet
+ * in a group heads one, and what its reading reaches joins it.  A block
+ * is read at most twice (as a head, then as a member of a later group).
+ */
+static void group_unreferenced(struct scan *sc)
+{
+	for (unsigned long i = 0; i < sc->lt->nr_blocks; i++) {
+		if (sc->lt->block[i].reached)
+			continue;
+		sc->head = (long)i;
+		scan_tracked(sc, &sc->lt->block[i]);
+		drain(sc);
 	}
+	sc->head = -1;
 }
 
 /* Not inlined: its frame sits below the caller's, whose registers it spilled. */
@@ -268,6 +309,7 @@ static __attribute__((noinline)) void scan_roots(struct scan *sc)
 	page_for_each_block(scan_heap_block, sc);
 	page_for_each_large(scan_heap_block, sc);
 	drain(sc);
+	group_unreferenced(sc);
 }
 
 bool leak_scan(struct leak_table *lt)
@@ -281,6 +323,7 @@ bool leak_scan(struct leak_table *lt)
 	if (!sc)
 		return false;
 	sc->lt = lt;
+	sc->head = -1;
 	sc->work_bytes = lt->nr_blocks * sizeof(uint32_t);
 	sc->work = os_map_sparse(sc->work_bytes);
 	if (!sc->work) {

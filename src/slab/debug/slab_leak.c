@@ -92,6 +92,8 @@ static void leak_site_add(struct leak_table *lt, const struct leak_block *b)
 		}
 		site->count++;
 		site->bytes += bytes;
+		site->ind_count += b->ind_objects;
+		site->ind_bytes += b->ind_bytes;
 		return;
 	}
 	lt->unplaced++;		/* the table is full */
@@ -220,8 +222,9 @@ void leak_line(struct leak_out *o, const char *fmt, ...)
 static int by_bytes(const void *a, const void *b)
 {
 	const struct leak_site *x = a, *y = b;
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? 1 : -1;
+	size_t xb = x->bytes + x->ind_bytes, yb = y->bytes + y->ind_bytes;
+	if (xb != yb)
+		return xb < yb ? 1 : -1;
 	return (x->count < y->count) - (x->count > y->count);
 }
 
@@ -234,8 +237,12 @@ static void print_site(struct leak_out *o, const struct leak_site *site)
 		stack_trace_symbol(site->addr, sym, sizeof(sym));
 	else
 		snprintf(sym, sizeof(sym), "<no stack: allocated before tracking started>");
-	leak_line(o, "leak: %lu object%s, %zu bytes, allocated in %s", site->count,
-		  site->count == 1 ? "" : "s", site->bytes, sym);
+	char ind[96] = "";
+	if (site->ind_count)
+		snprintf(ind, sizeof(ind), " (%lu more, %zu bytes, reached only through %s)",
+			 site->ind_count, site->ind_bytes, site->count == 1 ? "it" : "them");
+	leak_line(o, "leak: %lu object%s, %zu bytes%s, allocated in %s", site->count,
+		  site->count == 1 ? "" : "s", site->bytes, ind, sym);
 	for (unsigned int i = 1; i < nr && i < LEAK_FRAMES_PRINTED; i++) {
 		stack_trace_symbol(entries[i], sym, sizeof(sym));
 		leak_line(o, "leak:     %s", sym);
@@ -272,6 +279,8 @@ static enum leak_kind leak_kind_of(const struct leak_site *site)
 struct leak_sum {
 	unsigned long kept, objects, libc_objects, suppressed_objects;
 	size_t bytes, libc_bytes, suppressed_bytes;
+	unsigned long ind_objects;	/* the program's sites' LEAK_INDIRECT blocks */
+	size_t ind_bytes;
 };
 
 /*
@@ -297,17 +306,19 @@ static void sum_sites(struct leak_table *lt, uint32_t state, struct leak_sum *su
 		struct leak_site *site = &lt->site[i];
 		enum leak_kind kind = i < LEAK_SITES_CLASSIFIED ? leak_kind_of(site) : LEAK_PROGRAM;
 		if (kind == LEAK_SUPPRESSED) {
-			sum->suppressed_objects += site->count;
-			sum->suppressed_bytes += site->bytes;
+			sum->suppressed_objects += site->count + site->ind_count;
+			sum->suppressed_bytes += site->bytes + site->ind_bytes;
 			continue;
 		}
 		if (kind != LEAK_PROGRAM) {
-			sum->libc_objects += site->count;
-			sum->libc_bytes += site->bytes;
+			sum->libc_objects += site->count + site->ind_count;
+			sum->libc_bytes += site->bytes + site->ind_bytes;
 			continue;
 		}
 		sum->objects += site->count;
 		sum->bytes += site->bytes;
+		sum->ind_objects += site->ind_count;
+		sum->ind_bytes += site->ind_bytes;
 		lt->site[sum->kept++] = *site;
 	}
 }
@@ -327,11 +338,16 @@ void leak_listing(struct leak_out *o, struct leak_table *lt, bool scanned, const
 	if (!lost.objects) {
 		leak_line(o, "leak: no leaks (pid %d)", getpid());
 	} else {
-		leak_line(o, "leak: %lu block%s, %zu bytes %s %s%s (pid %d), from %lu call site%s:",
+		char ind[96] = "";
+		if (lost.ind_objects)	/* valgrind's "indirectly lost" */
+			snprintf(ind, sizeof(ind), "; %lu more block%s, %zu bytes, reached only "
+				 "through them", lost.ind_objects, lost.ind_objects == 1 ? "" : "s",
+				 lost.ind_bytes);
+		leak_line(o, "leak: %lu block%s, %zu bytes %s %s%s (pid %d), from %lu call site%s%s:",
 			  lost.objects, lost.objects == 1 ? "" : "s", lost.bytes,
 			  scanned ? "unreferenced" : "left allocated", what,
 			  scanned ? "" : ", reachable or not (the scan could not run)",
-			  getpid(), lost.kept, lost.kept == 1 ? "" : "s");
+			  getpid(), lost.kept, lost.kept == 1 ? "" : "s", ind);
 		print_sites(o, lt, &lost);
 	}
 	if (lost.libc_objects)

@@ -16,6 +16,8 @@ struct leak_site {
 	uint32_t handle;
 	unsigned long count;
 	size_t bytes;
+	unsigned long ind_count;	/* the blocks its blocks alone reach (LEAK_INDIRECT) */
+	size_t ind_bytes;
 };
 
 /* A block left allocated: where it is, and who allocated it. */
@@ -26,10 +28,14 @@ struct leak_block {
 	uint32_t handle;		/* and its stack */
 	uint32_t reached;		/* LEAK_REACHED: a pointer to it was found (leak_scan) */
 	unsigned long when;		/* allocated then (os_now_ms) */
+	/* An unreferenced block that heads others (LEAK_INDIRECT): their count and bytes. */
+	unsigned long ind_objects;
+	size_t ind_bytes;
 };
 
 #define LEAK_REACHED 1
 #define LEAK_PENDING 2			/* a live scan's: unreferenced, not yet confirmed */
+#define LEAK_INDIRECT 3			/* unreferenced, but another unreferenced block points to it */
 
 struct leak_table {
 	struct leak_site *site;		/* open addressing, mapped (never malloc) */
@@ -53,7 +59,9 @@ __hidden void leak_table_add(struct leak_table *lt, const void *start, size_t by
  * kmemleak's scan (leak_scan.c): from the roots (every writable mapping
  * outside the heap, the live part of this thread's stack, the slabs and
  * blocks that are no candidates) through the blocks, conservatively;
- * each block a pointer reaches (at its start or inside) is marked.
+ * each block a pointer reaches (at its start or inside) is marked.  Then,
+ * among the others, valgrind's split: a block that another unreferenced
+ * block points to is LEAK_INDIRECT, counted in the head of its group.
  * False if it could not run (then nothing is marked).
  */
 __hidden bool leak_scan(struct leak_table *lt);
