@@ -60,7 +60,8 @@ command -v python3 >/dev/null && compare python3 python3 -c pass
 
 # The listing of leaky leads to its lines (where slub-symbolize is beside slubrun).
 if [ -x "$(dirname "$slubrun")/slub-symbolize" ]; then
-  "$slubrun" --leak-check "$work/leaky" >"$work/slub.txt" 2>&1
+  # From the source's directory: slub-symbolize names files relative to it.
+  (cd "$(dirname "$leaky_src")" && "$slubrun" --leak-check "$work/leaky") >"$work/slub.txt" 2>&1
   line() { echo "leaky.cpp:$(grep -n -- "/\* $1 \*/" "$leaky_src" | cut -d: -f1)"; }
   grep -q "allocated in operator new(unsigned long)" "$work/slub.txt" ||
     fail "operator new not demangled: $(cat "$work/slub.txt")"
