@@ -21,8 +21,10 @@ void slab_hooks_setup(void)
 	slub_init_on_alloc = slub_opt(init_on_alloc);
 	slub_init_on_free = slub_opt(init_on_free);
 	slub_freelist_random = slub_opt(freelist_random);
-	slab_alloc_hooked = slub_failslab_on || slub_init_on_alloc || kfence_enabled();
+	slab_alloc_hooked = slub_failslab_on || slub_init_on_alloc || kfence_every_allocation();
 	slab_free_hooked = slub_init_on_free;
+	/* KFENCE by the clock alone opens a gate now and then instead (kfence.h). */
+	kfence_gate_setup(slab_alloc_hooked);
 }
 
 /*

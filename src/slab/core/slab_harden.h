@@ -10,15 +10,28 @@
  * the cmpxchg16b mode (slab_common.c), whose inline sequences give up at
  * once, so every allocation reaches slab_alloc_finish() without an object
  * and every free reaches free_finish() (slub.c); each tests one flag there,
- * in a place that already tested a flag of its own before.
+ * in a place that already tested a flag of its own before.  KFENCE by the
+ * clock alone keeps the mode, and diverts allocations only while a sample
+ * is due (slab_alloc_divert(), kfence.h).
  */
 #ifndef SLUB_SLAB_HARDEN_H
 #define SLUB_SLAB_HARDEN_H
 
 #include "slab/core/slab.h"
 
-/* Allocations take the hooked path: failslab, init_on_alloc or KFENCE is on. */
+/*
+ * Allocations take the hooked path: failslab, init_on_alloc or KFENCE's
+ * sample_every is on, or a KFENCE sample is due.  Read with data_race():
+ * KFENCE's gate sets it while others allocate.
+ */
 extern __hidden bool slab_alloc_hooked;
+/*
+ * Every allocation to the hooked path (@on), until one is sampled, or
+ * back: the rseq sequences are given cmpxchg16b mode's parked area, where
+ * they give up at once, and slab_alloc_finish() sees slab_alloc_hooked.
+ * No test on the fast paths: they read both words anyway (slub.c).
+ */
+__hidden void slab_alloc_divert(bool on);
 /*
  * Frees skip the cpu freelist for __slab_free(): rseq mode, or a free hook
  * (init_on_free).  One flag, so the cmpxchg16b mode's free tests no more.

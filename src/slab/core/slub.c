@@ -583,15 +583,33 @@ static __thread struct {
 } parked_rseq_area __attribute__((aligned(32), tls_model("initial-exec"))) = {
 	.cpu_id_start = ~0u, .cpu_id = ~0u,
 };
+
+/* The parked area's offset from the thread pointer: the same in every thread. */
+static intptr_t parked_area_offset(void)
+{
+	return (intptr_t)((uintptr_t)&parked_rseq_area - os_thread_pointer());
+}
 #endif
+
+void slab_alloc_divert(bool on)
+{
+	/* Hooked before diverted, restored after: a diverted allocation finds the hook. */
+	if (on)
+		WRITE_ONCE(slab_alloc_hooked, true);
+#if SLUB_HAVE_RSEQ_ASM
+	if (slub_percpu_rseq)
+		WRITE_ONCE(slub_fastpath_area, on ? parked_area_offset() : slub_percpu_rseq);
+#endif
+	if (!on)
+		WRITE_ONCE(slab_alloc_hooked, false);
+}
 
 void slab_set_percpu_mode(intptr_t rseq_offset)
 {
 	slub_percpu_rseq = rseq_offset;
 	slab_free_direct = rseq_offset || slab_free_hooked;
 #if SLUB_HAVE_RSEQ_ASM
-	slub_fastpath_area = rseq_offset ? rseq_offset :
-		(intptr_t)((uintptr_t)&parked_rseq_area - os_thread_pointer());
+	slub_fastpath_area = rseq_offset ? rseq_offset : parked_area_offset();
 #endif
 }
 /*
@@ -841,7 +859,7 @@ static __cold void *hooked_alloc(struct kmem_cache *s, gfp_t gfp, int node)
  */
 void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
-	if (unlikely(slab_alloc_hooked) && !object)
+	if (unlikely(data_race(slab_alloc_hooked)) && !object)
 		return hooked_alloc(s, gfp, node);	/* a tail call: this stays a leaf */
 	/*
 	 * A sheaf offset means no rseq (tsheaf_setup), so the inline
@@ -870,7 +888,7 @@ void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size)
 	if (kmem_cache_debug(s)) {
 		if (unlikely(slub_failslab_on) && should_failslab(s, gfp))
 			return NULL;
-		if (unlikely(slab_alloc_hooked)) {
+		if (unlikely(data_race(slab_alloc_hooked))) {
 			void *object = kfence_enabled() ? kfence_alloc(s, gfp) : NULL;
 			if (object)
 				return object;
@@ -1110,6 +1128,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	void *object;
 
 	stat(s, ALLOC_SLOWPATH);
+	kfence_tick();
 again:
 	c = slab_lock_cpu_slot(s, &cpu);
 	if (unlikely(kmem_cache_debug(s))) {	/* switched on meanwhile (slab_set_debug) */

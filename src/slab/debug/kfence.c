@@ -59,6 +59,10 @@ static struct list_head kfence_freelist = { &kfence_freelist, &kfence_freelist }
 static pthread_mutex_t kfence_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long kfence_allocs;	/* sampling count */
 static uint64_t kfence_next_ms;		/* sample_interval's next allocation */
+bool kfence_timed;
+static bool kfence_gate;		/* open: the next allocation is sampled */
+/* Opening and closing, so the divert always ends as the gate is (a leaf lock). */
+static pthread_mutex_t kfence_gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int kfence_placed;	/* right or left, in turn */
 
 /* Pages a fault opened, closed again at the next pool event (under kfence_lock). */
@@ -112,6 +116,52 @@ static void close_opened(void)
 
 /* ---- allocation --------------------------------------------------------------------------------- */
 
+bool kfence_every_allocation(void)
+{
+	return kfence_enabled() && slub_opt(kfence_sample_every);
+}
+
+void kfence_gate_setup(bool hooked)
+{
+	kfence_timed = kfence_enabled() && !hooked && slub_opt(kfence_sample_interval);
+}
+
+/* Is the interval over?  Then it starts again: one caller in a race wins it. */
+static bool interval_over(uint64_t interval)
+{
+	uint64_t now = os_now_ms(), next = __atomic_load_n(&kfence_next_ms, __ATOMIC_RELAXED);
+	return now >= next &&
+	       __atomic_compare_exchange_n(&kfence_next_ms, &next, now + interval, false,
+					   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+void kfence_tick_slow(void)
+{
+	if (__atomic_load_n(&kfence_gate, __ATOMIC_RELAXED) ||
+	    !interval_over((uint64_t)slub_opt(kfence_sample_interval)))
+		return;
+	pthread_mutex_lock(&kfence_gate_lock);
+	__atomic_store_n(&kfence_gate, true, __ATOMIC_RELAXED);
+	slab_alloc_divert(true);
+	pthread_mutex_unlock(&kfence_gate_lock);
+}
+
+/* The gate is open: close it, and this allocation is the sample (one thread's). */
+static bool through_gate(void)
+{
+	bool sampled = false;
+	if (!__atomic_load_n(&kfence_gate, __ATOMIC_RELAXED))
+		return false;
+	pthread_mutex_lock(&kfence_gate_lock);
+	if (__atomic_load_n(&kfence_gate, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&kfence_gate, false, __ATOMIC_RELAXED);
+		slab_alloc_divert(false);
+		sampled = true;
+	}
+	pthread_mutex_unlock(&kfence_gate_lock);
+	return sampled;
+}
+
 /* Is this allocation sampled?  Outside the lock: a race only moves the sample. */
 static bool should_sample(void)
 {
@@ -119,13 +169,12 @@ static bool should_sample(void)
 	if (every &&
 	    __atomic_add_fetch(&kfence_allocs, 1, __ATOMIC_RELAXED) % (unsigned long)every == 0)
 		return true;
+	if (kfence_timed)
+		return through_gate();
 	long interval = slub_opt(kfence_sample_interval);
 	if (!interval)
 		return false;
-	uint64_t now = os_now_ms(), next = __atomic_load_n(&kfence_next_ms, __ATOMIC_RELAXED);
-	return now >= next &&
-	       __atomic_compare_exchange_n(&kfence_next_ms, &next, now + (uint64_t)interval, false,
-					   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	return interval_over((uint64_t)interval);
 }
 
 void *kfence_alloc(struct kmem_cache *s, gfp_t gfp)
@@ -532,15 +581,18 @@ static void kfence_init(void)
 static void kfence_fork_prepare(void)
 {
 	pthread_mutex_lock(&kfence_lock);
+	pthread_mutex_lock(&kfence_gate_lock);
 }
 
 static void kfence_fork_parent(void)
 {
+	pthread_mutex_unlock(&kfence_gate_lock);
 	pthread_mutex_unlock(&kfence_lock);
 }
 
 static void kfence_fork_child(void)
 {
+	pthread_mutex_init(&kfence_gate_lock, NULL);
 	pthread_mutex_init(&kfence_lock, NULL);
 }
 slub_initcall(kfence_initcall, .init_level = INIT_SLAB, .init = kfence_init,

@@ -11,6 +11,15 @@
  * to the slow path that reports bad pointers, which asks is_kfence_address()
  * first (a range check).  Allocations reach kfence_alloc() through the
  * hooked slow path (slab_harden.h): nothing on the fast paths.
+ *
+ * With sample_every, every allocation goes there, to be counted.  By the
+ * clock alone (sample_interval), the kernel's gate: once the interval has
+ * passed, the next slow path to run (a refill, kfence_tick()) opens it,
+ * diverting allocations to the hooked path (slab_alloc_divert()) until
+ * one, in any thread and cache, is sampled and closes it again.  Between
+ * samples the fast paths run as without KFENCE.  Unlike the kernel's
+ * timer, a refill is needed to open the gate: a loop that allocates and
+ * frees without ever refilling is not sampled until something does.
  */
 #ifndef SLUB_KFENCE_H
 #define SLUB_KFENCE_H
@@ -29,6 +38,20 @@ static inline bool is_kfence_address(const void *p)
 static inline bool kfence_enabled(void)
 {
 	return kfence_pool_size != 0;
+}
+
+/* sample_every: every allocation must come to kfence_alloc() (slab_hooks_setup()). */
+__hidden bool kfence_every_allocation(void);
+/* Start-up: sample by the gate if KFENCE is on and allocations are not all @hooked. */
+__hidden void kfence_gate_setup(bool hooked);
+
+/* Sampling by the gate (see above); kfence_tick() from the allocation slow paths. */
+extern __hidden bool kfence_timed;
+__hidden void kfence_tick_slow(void);
+static inline void kfence_tick(void)
+{
+	if (unlikely(kfence_timed))
+		kfence_tick_slow();
 }
 
 /*

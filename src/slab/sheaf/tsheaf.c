@@ -15,6 +15,7 @@
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/debug/kfence.h"
 #include "slab/core/slab_harden.h"
 
 #include <pthread.h>
@@ -240,6 +241,7 @@ void *tsheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	if (!n) {
 		/* Half the room: the next frees have room, the next allocations objects. */
 		slub_fork_handlers_check();
+		kfence_tick();
 		while (!(n = slab_refill_bulk(s, sh->objects, (sh->room + 1) / 2)))
 			if (!slab_new_partial(s, gfp, node) || !READ_ONCE(s->tsheaf_off))
 				return NULL;	/* no memory, or debug switched on: the other paths */

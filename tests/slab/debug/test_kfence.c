@@ -234,16 +234,33 @@ static int aborts(void)
 	return 3;
 }
 
-/* kfence.sample_interval=2: one allocation every 2 ms or more, whatever the rate. */
+/* Allocate and free @n objects of @s; how many came from the pool. */
+static unsigned int batch(struct kmem_cache *s, void **p, int n)
+{
+	unsigned int pooled = 0;
+	for (int j = 0; j < n; j++) {
+		p[j] = kmem_cache_alloc(s, GFP_KERNEL);
+		pooled += is_kfence_address(p[j]);
+	}
+	for (int j = 0; j < n; j++)
+		kmem_cache_free(s, p[j]);
+	return pooled;
+}
+
+/*
+ * kfence.sample_interval=2: at most one allocation every 2 ms, whatever
+ * the rate; it is the first after a refill once the interval is over (the
+ * gate, kfence.h), so each round allocates enough to refill.  Between
+ * samples the fast paths run: a loop that never refills is not sampled.
+ */
 static int interval(void)
 {
 	struct kmem_cache *s = cache32();
+	static void *p[600];
 	unsigned int pooled = 0;
 	uint64_t t0 = race_clock_ns();
 	for (int i = 0; i < 20; i++) {
-		void *p = kmem_cache_alloc(s, GFP_KERNEL);
-		pooled += is_kfence_address(p);
-		kmem_cache_free(s, p);
+		pooled += batch(s, p, 600);
 		usleep(3000);
 	}
 	uint64_t ms = (race_clock_ns() - t0) / 1000000;
@@ -252,13 +269,17 @@ static int interval(void)
 	/* A burst: at most one per 2 ms of it. */
 	pooled = 0;
 	t0 = race_clock_ns();
-	for (int i = 0; i < 20000; i++) {
-		void *p = kmem_cache_alloc(s, GFP_KERNEL);
-		pooled += is_kfence_address(p);
-		kmem_cache_free(s, p);
-	}
+	for (int i = 0; i < 200; i++)
+		pooled += batch(s, p, 600);
 	ms = (race_clock_ns() - t0) / 1000000;
 	CHECK(pooled <= ms / 2 + 2);
+	/* One object allocated and freed again and again: no refill, no sample. */
+	batch(s, p, 1);
+	pooled = 0;
+	t0 = race_clock_ns();
+	while (race_clock_ns() - t0 < 20 * 1000000ULL)
+		pooled += batch(s, p, 1);
+	CHECK(pooled <= 1);
 	return check_done();
 }
 
