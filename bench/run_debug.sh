@@ -41,7 +41,7 @@ declare -A cmds=(
   [python]="$python $src/tests/programs/workload.py"
   [sqlite]="sqlite3 :memory: <q.sql"
   [sort]="sort -k1,1n -k2 part.txt"
-  [gcc]="gcc -O2 -I$src/include -I$src/src -c $src/src/slab/core/slub.c -o /dev/null"
+  [gcc]="gcc -O2 -I$src/include -I$build/include -I$src/src -c $src/src/slab/core/slub.c -o /dev/null"
   [git]="git -C $src log --stat -n 300"
 )
 read -ra programs <<<"${PROGRAMS:-python sqlite sort gcc git}"
@@ -74,7 +74,8 @@ for r in $(seq "$rounds"); do
   for prog in "${programs[@]}"; do
     for i in "${!modes[@]}"; do
       m=${modes[$(((i + r - 1) % ${#modes[@]}))]}
-      t=$(run "$m" "${cmds[$prog]}")
+      t=$(run "$m" "${cmds[$prog]}") && [ -n "$t" ] ||
+        { echo "run_debug.sh: $prog under $m did not run" >&2; exit 1; }
       k=$prog/$m
       if [ -z "${best[$k]:-}" ] || awk -v a="$t" -v b="${best[$k]}" 'BEGIN{exit !(a<b)}'; then
         best[$k]=$t

@@ -6,7 +6,8 @@
  * checks the child's report in the kernel's KFENCE format and that the
  * child reached its end.  Out-of-bounds writes and reads on both sides,
  * reads and writes after free, invalid and double frees, slack corruption
- * found at the free; realloc and malloc_usable_size of a pool block.
+ * found at the free, or at exit for a block never freed; realloc and
+ * malloc_usable_size of a pool block.
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -63,6 +64,9 @@ static __attribute__((noinline)) void bug(const char *name)
 		char *p = placed(false);
 		p[33] = 0x7f;	/* the slack: no fault, found at the free */
 		free(p);
+	} else if (!strcmp(name, "corruption_kept")) {
+		char *p = placed(false);
+		p[33] = 0x7f;	/* never freed: found at exit */
 	} else if (!strcmp(name, "realloc")) {
 		char *p = hidden_ptr(malloc(40));
 		memset(p, 'a', 40);
@@ -90,6 +94,7 @@ static const struct {
 	{ "double_free", "BUG: KFENCE: invalid free in " },
 	{ "corruption", "BUG: KFENCE: memory corruption in " },
 	{ "realloc", "BUG: KFENCE: use-after-free read in peek" },
+	{ "corruption_kept", "BUG: KFENCE: memory corruption of an object never freed, found at exit" },
 };
 
 int main(int argc, char **argv)

@@ -257,11 +257,15 @@ static void print_object(const struct kfence_view *v)
 
 static void report_head(const char *kind, const uintptr_t *stack, unsigned int nr)
 {
-	char sym[320] = "<unknown>";
-	if (nr)
-		stack_trace_symbol(stack[0], sym, sizeof(sym));
+	char sym[320];
 	slub_report_line("==================================================================");
-	slub_report_error("BUG: KFENCE: %s in %s", kind, sym);
+	if (!nr) {		/* found at exit: no access to name */
+		slub_report_bug("BUG: KFENCE: %s", kind);
+		slub_report_line("%s", "");
+		return;
+	}
+	stack_trace_symbol(stack[0], sym, sizeof(sym));
+	slub_report_bug("BUG: KFENCE: %s in %s", kind, sym);
 	slub_report_line("%s", "");
 }
 
@@ -316,12 +320,15 @@ static void format_damage(char *bytes, size_t size, uintptr_t first, uintptr_t e
 	}
 }
 
-static void report_corruption(const struct kfence_view *v, uintptr_t first, const char *bytes)
+/* At a free, with its stack; at exit (@at_exit), of an object never freed, without. */
+static void report_corruption(const struct kfence_view *v, uintptr_t first, const char *bytes,
+			      bool at_exit)
 {
 	uintptr_t stack[STACK_TRACE_FRAMES];
-	unsigned int nr = caller_stack(stack, STACK_TRACE_FRAMES);
+	unsigned int nr = at_exit ? 0 : caller_stack(stack, STACK_TRACE_FRAMES);
 	slub_report_begin();
-	report_head("memory corruption", stack, nr);
+	report_head(at_exit ? "memory corruption of an object never freed, found at exit" :
+		    "memory corruption", stack, nr);
 	slub_report_line("Corrupted memory at %#lx [%s ] (in kfence-#%u):", (unsigned long)first,
 			 bytes, v->index);
 	report_tail(stack, nr);
@@ -337,6 +344,20 @@ static uintptr_t slack_damage(uintptr_t from, uintptr_t to)
 		if (*(const uint8_t *)b != canary(b))
 			return b;
 	return 0;
+}
+
+/* An allocated object's first damaged slack byte (0: none), and its bytes into @bytes. */
+static uintptr_t object_damage(const struct kfence_metadata *m, char *bytes, size_t size)
+{
+	uintptr_t a = m->addr, page = a & ~(uintptr_t)(PAGE_SIZE - 1);
+	uintptr_t bad = slack_damage(page, a), end = a;
+	if (!bad) {
+		bad = slack_damage(a + m->size, page + PAGE_SIZE);
+		end = page + PAGE_SIZE;
+	}
+	if (bad)
+		format_damage(bytes, size, bad, end);
+	return bad;
 }
 
 /* ---- free ---------------------------------------------------------------------------------- */
@@ -360,16 +381,9 @@ void kfence_free(const void *p, struct kmem_cache *s, const char *caller)
 	}
 	if (s && m->cache && s != m->cache)
 		slub_report("Wrong slab cache. %s but object is from %s", s->name, m->cache_name);
-	uintptr_t page = a & ~(uintptr_t)(PAGE_SIZE - 1);
-	uintptr_t bad = slack_damage(page, a);
-	uintptr_t end = bad ? a : page + PAGE_SIZE;
-	if (!bad) {
-		bad = slack_damage(a + m->size, page + PAGE_SIZE);
-		end = page + PAGE_SIZE;
-	}
 	char bytes[16 * 5 + 1];
-	if (bad)	/* read before the page closes */
-		format_damage(bytes, sizeof(bytes), bad, end);
+	uintptr_t bad = object_damage(m, bytes, sizeof(bytes));	/* before the page closes */
+	uintptr_t page = a & ~(uintptr_t)(PAGE_SIZE - 1);
 	track_fill(&m->free_track, &ts);
 	m->state = KFENCE_OBJECT_FREED;
 	v = (struct kfence_view){ meta_index(m), *m };
@@ -377,7 +391,26 @@ void kfence_free(const void *p, struct kmem_cache *s, const char *caller)
 	list_add_tail(&m->list, &kfence_freelist);
 	pthread_mutex_unlock(&kfence_lock);
 	if (bad)
-		report_corruption(&v, bad, bytes);
+		report_corruption(&v, bad, bytes, false);
+}
+
+unsigned int kfence_validate_live(void)
+{
+	unsigned int live = 0;
+	for (unsigned int i = 0; i < kfence_nr; i++) {
+		char bytes[16 * 5 + 1];
+		struct kfence_view v;
+		pthread_mutex_lock(&kfence_lock);
+		struct kfence_metadata *m = &kfence_metadata[i];
+		bool allocated = m->state == KFENCE_OBJECT_ALLOCATED;
+		uintptr_t bad = allocated ? object_damage(m, bytes, sizeof(bytes)) : 0;
+		v = (struct kfence_view){ i, *m };
+		pthread_mutex_unlock(&kfence_lock);
+		live += allocated;
+		if (bad)
+			report_corruption(&v, bad, bytes, true);
+	}
+	return live;
 }
 
 size_t kfence_ksize(const void *p, const char *caller)

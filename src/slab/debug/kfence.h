@@ -68,6 +68,11 @@ __hidden void *kfence_alloc(struct kmem_cache *s, gfp_t gfp);
 __hidden void kfence_free(const void *p, struct kmem_cache *s, const char *caller);
 /* The object's size, or 0 (reported) if @p is not an allocated object's start. */
 __hidden size_t kfence_ksize(const void *p, const char *caller);
+/*
+ * At exit (slab_exit.c): the slack of each object still allocated, which
+ * no free will check (an overflow of a block never freed); how many.
+ */
+__hidden unsigned int kfence_validate_live(void);
 /* A cache goes: its live pool objects are reported as left over, its freed ones forget it. */
 __hidden void kfence_shutdown_cache(struct kmem_cache *s);
 

@@ -7,7 +7,8 @@
  * that object again: its free, its next allocation, a validation.  Damage
  * that nothing touched later would go unseen; so, with any slub_debug flag,
  * every debug cache (and malloc's large blocks, through the hook the malloc
- * library fills) is validated when the process exits, and one line sums
+ * library fills, and KFENCE's live objects' slack) is validated when the
+ * process exits, and one line sums
  * the errors of the whole run, as valgrind's ERROR SUMMARY.  The reports of
  * this validation end without a call trace: the exit handler's stack says
  * nothing of the bug.
@@ -25,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "slab/debug/slab_debug.h"
+#include "slab/debug/kfence.h"
 #include "slab/core/slab_common.h"
 
 #include <stdio.h>
@@ -71,6 +73,8 @@ static unsigned int validate_caches(void)
 		slub_exit_validate_extents();
 		validated++;
 	}
+	if (kfence_enabled())
+		validated += kfence_validate_live() ? 1 : 0;
 	debug_stack_off = false;
 	return validated;
 }
