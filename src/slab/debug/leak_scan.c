@@ -118,6 +118,30 @@ static void scan_block(struct scan *sc, uintptr_t start, size_t bytes)
 		scan_words(sc, (const uintptr_t *)from, (to - from) / sizeof(uintptr_t));
 }
 
+void leak_read_self(uintptr_t from, uintptr_t to, void *buf, size_t chunk,
+		    bool (*fn)(void *arg, uintptr_t at, const void *data, size_t n), void *arg)
+{
+	pid_t self = getpid();
+	while (from < to) {
+		size_t len = to - from < chunk ? to - from : chunk;
+		struct iovec local = { buf, len }, remote = { (void *)from, len };
+		ssize_t got = process_vm_readv(self, &local, 1, &remote, 1, 0);
+		if (!fn(arg, from, got > 0 ? buf : NULL, got > 0 ? (size_t)got : 0))
+			return;
+		from += got > 0 ? (uintptr_t)got : PAGE_SIZE;	/* an unreadable page: the next */
+		if (got <= 0)
+			from &= ~(PAGE_SIZE - 1);
+	}
+}
+
+static bool scan_chunk(void *arg, uintptr_t at, const void *data, size_t n)
+{
+	(void)at;
+	if (data)
+		scan_words(arg, data, n / sizeof(uintptr_t));
+	return true;
+}
+
 /* Memory outside the heap: copied a chunk at a time; what cannot be read is passed over. */
 static void scan_root(struct scan *sc, uintptr_t from, uintptr_t to)
 {
@@ -130,17 +154,7 @@ static void scan_root(struct scan *sc, uintptr_t from, uintptr_t to)
 				scan_root(sc, sc->skip[i][1], to);
 			return;
 		}
-	pid_t self = getpid();
-	while (from + sizeof(uintptr_t) <= to) {
-		size_t len = to - from < ROOT_CHUNK ? (to - from) & ~(sizeof(uintptr_t) - 1) : ROOT_CHUNK;
-		struct iovec local = { sc->buf, len }, remote = { (void *)from, len };
-		ssize_t got = process_vm_readv(self, &local, 1, &remote, 1, 0);
-		if (got > 0)
-			scan_words(sc, sc->buf, (size_t)got / sizeof(uintptr_t));
-		from += got > 0 ? (uintptr_t)got : PAGE_SIZE;	/* an unreadable page: the next */
-		if (got <= 0)
-			from &= ~(PAGE_SIZE - 1);
-	}
+	leak_read_self(from, to & ~(sizeof(uintptr_t) - 1), sc->buf, ROOT_CHUNK, scan_chunk, sc);
 }
 
 /*
