@@ -143,6 +143,12 @@ size_t slub_leak_scan_live(char *buf, size_t size)
 	}
 	lt.skip_start = (uintptr_t)live.map;
 	lt.skip_end = (uintptr_t)live.map + live.map_bytes;
+	/*
+	 * The agent's stack holds none of the program's pointers, but below
+	 * this frame what leak_collect() left, block addresses, lingers in
+	 * the slots the scan's frames do not write: read from here up only.
+	 */
+	lt.stack_from = (uintptr_t)__builtin_frame_address(0);
 	leak_collect(&lt);
 	if (!leak_scan(&lt)) {
 		leak_line(&o, "leak: the scan could not run (more blocks than it can hold)");

@@ -368,7 +368,8 @@ static void drain(struct scan *sc)
 static __attribute__((noinline)) void scan_roots(struct scan *sc)
 {
 	char here;
-	sc->sp = (uintptr_t)&here & ~(sizeof(uintptr_t) - 1);
+	sc->sp = (sc->lt->stack_from ? sc->lt->stack_from : (uintptr_t)&here) &
+		 ~(sizeof(uintptr_t) - 1);
 	find_thread_sps(sc);
 	if (!maps_walk_sizes(scan_mapping, sc))
 		maps_walk(scan_mapping, sc);	/* no smaps: each mapping read whole */

@@ -42,6 +42,7 @@ struct leak_table {
 	unsigned long refused;		/* allocated, but the program's free was refused */
 	size_t refused_bytes;
 	uintptr_t skip_start, skip_end;	/* a table of the caller's that holds block addresses */
+	uintptr_t stack_from;		/* this thread's stack is read from here up (0: the scan's frame) */
 };
 
 __hidden bool leak_table_init(struct leak_table *lt);
