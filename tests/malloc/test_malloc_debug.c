@@ -83,7 +83,10 @@ static __attribute__((noinline)) void scrub_stack(void)
 
 static __attribute__((noinline)) void scan_cases(void)
 {
-	/* Reached: from a global, along a chain, by an interior pointer only, from a mapping. */
+	/*
+	 * Reached: from a global, along a chain, by an interior pointer only,
+	 * from a mapping, from a sparse one.
+	 */
 	struct node *a = kept_here(sizeof(struct node));
 	a->next = kept_here(sizeof(struct node));
 	keep_global = a;
@@ -91,6 +94,12 @@ static __attribute__((noinline)) void scan_cases(void)
 	void **m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m != MAP_FAILED)
 		m[7] = kept_here(48);
+	/* A mapping mostly untouched, read by its resident pages: one holds the pointer. */
+	size_t sparse_bytes = 256UL << 20;
+	void **sparse = mmap(NULL, sparse_bytes, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (sparse != MAP_FAILED)
+		sparse[(100UL << 20) / sizeof(void *) + 3] = kept_here(40);
 	pthread_t t;
 	if (!pipe(hold_pipe))
 		pthread_create(&t, NULL, holder, NULL);

@@ -24,8 +24,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "base/options.h"
 #include "base/os.h"
@@ -49,6 +47,8 @@ static struct {
 	unsigned long scans;
 } live = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* A block's bytes, which the program may be writing (see scan_words): not TSan's. */
+__attribute__((no_sanitize("thread")))
 static uint64_t sum_words(uint64_t h, const unsigned char *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -56,27 +56,35 @@ static uint64_t sum_words(uint64_t h, const unsigned char *p, size_t n)
 	return h;
 }
 
+struct sum {
+	uintptr_t start;
+	uint64_t h;
+};
+
+static bool sum_chunk(void *arg, uintptr_t at, const void *data, size_t n)
+{
+	struct sum *s = arg;
+	if (!data) {
+		s->h ^= at - s->start;	/* gone: it differs from what was read before */
+		return false;
+	}
+	s->h = sum_words(s->h, data, n);
+	return true;
+}
+
 /*
  * A large region's block may be unmapped by a free meanwhile: read it
- * with process_vm_readv(), which fails where a load would fault.
+ * with process_vm_readv() (leak_read_self), which fails where a load would fault.
  */
 static uint64_t block_sum(const struct leak_block *b)
 {
 	size_t bytes = b->bytes < SUM_BYTES_MAX ? b->bytes : SUM_BYTES_MAX;
-	uint64_t h = 0xcbf29ce484222325ULL;
+	struct sum s = { b->start, 0xcbf29ce484222325ULL };
 	if (!memmap_in_large_region((const void *)b->start))
-		return sum_words(h, (const unsigned char *)b->start, bytes);
+		return sum_words(s.h, (const unsigned char *)b->start, bytes);
 	unsigned char buf[4096];
-	for (size_t done = 0; done < bytes;) {
-		size_t len = bytes - done < sizeof(buf) ? bytes - done : sizeof(buf);
-		struct iovec local = { buf, len }, remote = { (void *)(b->start + done), len };
-		ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-		if (got <= 0)
-			return h ^ done;	/* gone: it differs from what was read before */
-		h = sum_words(h, buf, (size_t)got);
-		done += (size_t)got;
-	}
-	return h;
+	leak_read_self(b->start, b->start + bytes, buf, sizeof(buf), sum_chunk, &s);
+	return s.h;
 }
 
 /*
@@ -136,6 +144,12 @@ size_t slub_leak_scan_live(char *buf, size_t size)
 	}
 	lt.skip_start = (uintptr_t)live.map;
 	lt.skip_end = (uintptr_t)live.map + live.map_bytes;
+	/*
+	 * The agent's stack holds none of the program's pointers, but below
+	 * this frame what leak_collect() left, block addresses, lingers in
+	 * the slots the scan's frames do not write: read from here up only.
+	 */
+	lt.stack_from = (uintptr_t)__builtin_frame_address(0);
 	leak_collect(&lt);
 	if (!leak_scan(&lt)) {
 		leak_line(&o, "leak: the scan could not run (more blocks than it can hold)");

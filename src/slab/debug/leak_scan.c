@@ -12,7 +12,10 @@
  * that points into a candidate, at its start or inside (valgrind's
  * "possibly lost" is not reported as lost), marks it; a marked block is
  * read in turn.  The scan's own tables are mapped outside the heap and
- * skipped, since they hold every candidate's address.
+ * skipped, since they hold every candidate's address.  Of anonymous
+ * memory only what can hold more than zeroes is read: /proc/self/smaps
+ * says which mappings have pages resident or swapped out, mincore() which
+ * pages of a mapping with none swapped out are resident (scan_mapping).
  *
  * The blocks still unmarked are then grouped as valgrind's memcheck
  * groups them: one that another unmarked block points to is "indirectly
@@ -35,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -47,6 +51,7 @@
 #define ROOT_CHUNK (64UL << 10)
 #define SCAN_THREADS 256		/* threads whose dead stack is skipped; the rest read whole */
 #define RED_ZONE 128			/* the x86-64 ABI's, below a leaf's sp */
+#define SPARSE_MAX 64			/* mappings read by their resident pages, checked after */
 
 struct scan {
 	struct leak_table *lt;
@@ -61,7 +66,10 @@ struct scan {
 	unsigned int nr_other_sp;
 	uintptr_t skip[5][2];		/* the scan's own tables, and the caller's */
 	long head;			/* grouping the unmarked: the group's head; -1 first */
+	uintptr_t sparse[SPARSE_MAX][2];	/* mappings read by their resident pages only */
+	unsigned int nr_sparse;
 	uintptr_t buf[ROOT_CHUNK / sizeof(uintptr_t)];
+	unsigned char vec[SECTION_SIZE / PAGE_SIZE];	/* mincore()'s answer for a section */
 };
 
 static int by_start(const void *a, const void *b)
@@ -147,6 +155,11 @@ static void join_group(struct leak_block *head, struct leak_block *b)
 	b->ind_bytes = 0;
 }
 
+/*
+ * Heap memory is read as the program writes it (kmemleak's race, which the
+ * live scan's second look answers): kept out of TSan's view.
+ */
+__attribute__((no_sanitize("thread")))
 static void scan_words(struct scan *sc, const uintptr_t *w, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -173,6 +186,30 @@ static void scan_block(struct scan *sc, uintptr_t start, size_t bytes)
 		scan_words(sc, (const uintptr_t *)from, (to - from) / sizeof(uintptr_t));
 }
 
+void leak_read_self(uintptr_t from, uintptr_t to, void *buf, size_t chunk,
+		    bool (*fn)(void *arg, uintptr_t at, const void *data, size_t n), void *arg)
+{
+	pid_t self = getpid();
+	while (from < to) {
+		size_t len = to - from < chunk ? to - from : chunk;
+		struct iovec local = { buf, len }, remote = { (void *)from, len };
+		ssize_t got = process_vm_readv(self, &local, 1, &remote, 1, 0);
+		if (!fn(arg, from, got > 0 ? buf : NULL, got > 0 ? (size_t)got : 0))
+			return;
+		from += got > 0 ? (uintptr_t)got : PAGE_SIZE;	/* an unreadable page: the next */
+		if (got <= 0)
+			from &= ~(PAGE_SIZE - 1);
+	}
+}
+
+static bool scan_chunk(void *arg, uintptr_t at, const void *data, size_t n)
+{
+	(void)at;
+	if (data)
+		scan_words(arg, data, n / sizeof(uintptr_t));
+	return true;
+}
+
 /* Memory outside the heap: copied a chunk at a time; what cannot be read is passed over. */
 static void scan_root(struct scan *sc, uintptr_t from, uintptr_t to)
 {
@@ -185,17 +222,7 @@ static void scan_root(struct scan *sc, uintptr_t from, uintptr_t to)
 				scan_root(sc, sc->skip[i][1], to);
 			return;
 		}
-	pid_t self = getpid();
-	while (from + sizeof(uintptr_t) <= to) {
-		size_t len = to - from < ROOT_CHUNK ? (to - from) & ~(sizeof(uintptr_t) - 1) : ROOT_CHUNK;
-		struct iovec local = { sc->buf, len }, remote = { (void *)from, len };
-		ssize_t got = process_vm_readv(self, &local, 1, &remote, 1, 0);
-		if (got > 0)
-			scan_words(sc, sc->buf, (size_t)got / sizeof(uintptr_t));
-		from += got > 0 ? (uintptr_t)got : PAGE_SIZE;	/* an unreadable page: the next */
-		if (got <= 0)
-			from &= ~(PAGE_SIZE - 1);
-	}
+	leak_read_self(from, to & ~(sizeof(uintptr_t) - 1), sc->buf, ROOT_CHUNK, scan_chunk, sc);
 }
 
 /*
@@ -259,22 +286,102 @@ static uintptr_t live_from(const struct scan *sc, uintptr_t a, uintptr_t next)
 	return from < next ? from : a;
 }
 
-/* A mapping outside the heap: a root (from sp up, for a thread's stack). */
+/*
+ * The first resident page in @vec[i, n) (mincore's bit 0), or n.  Our own
+ * array, gigabytes of it for TSan's shadow: not instrumented.
+ */
+__attribute__((no_sanitize("thread")))
+static size_t next_resident(const unsigned char *vec, size_t i, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	for (uint64_t w; i + 8 <= n && (memcpy(&w, vec + i, 8), !(w & ones));)
+		i += 8;			/* most of a sparse mapping is untouched */
+	while (i < n && !(vec[i] & 1))
+		i++;
+	return i;
+}
+
+/*
+ * [from, to), inside one section, of anonymous memory that has nothing
+ * swapped out: a page that is not resident was never written (or was
+ * dropped) and reads as zeroes, so only the resident ones are read.
+ */
+static void scan_resident(struct scan *sc, uintptr_t from, uintptr_t to)
+{
+	uintptr_t base = from & ~(PAGE_SIZE - 1);
+	size_t n = (to - base + PAGE_SIZE - 1) >> PAGE_SHIFT;
+	if (mincore((void *)base, n << PAGE_SHIFT, sc->vec)) {
+		scan_root(sc, from, to);	/* unmapped meanwhile, say: read what can be */
+		return;
+	}
+	for (size_t i = next_resident(sc->vec, 0, n), j; i < n; i = next_resident(sc->vec, j, n)) {
+		for (j = i + 1; j < n && (sc->vec[j] & 1); j++)
+			;
+		uintptr_t a = base + (i << PAGE_SHIFT), b = base + (j << PAGE_SHIFT);
+		scan_root(sc, a > from ? a : from, b < to ? b : to);
+	}
+}
+
+/* [start, end) of a mapping, a section at a time: from sp up in a thread's stack. */
+static void scan_range(struct scan *sc, uintptr_t start, uintptr_t end, bool resident)
+{
+	for (uintptr_t a = start, next; a < end; a = next) {
+		next = (a | (SECTION_SIZE - 1)) + 1;
+		if (next > end || next < a)
+			next = end;
+		uintptr_t from = live_from(sc, a, next);
+		if (memmap_slot(a))	/* the heap's: the page walks' (scan_heap_block) */
+			continue;
+		if (resident)
+			scan_resident(sc, from, next);
+		else
+			scan_root(sc, from, next);
+	}
+}
+
+/*
+ * A mapping outside the heap: a root.  Anonymous memory (no file, no
+ * userfaultfd to fill a missing page) none of whose pages is resident or
+ * swapped out holds only zeroes: skipped.  With some resident and none
+ * swapped out (ThreadSanitizer's shadow: terabytes, a few pages touched),
+ * only the resident pages are read, and smaps is asked again after
+ * (recheck_mapping) in case one went to swap meanwhile.
+ */
 static bool scan_mapping(const struct maps_entry *e, const char *path, void *arg)
 {
 	struct scan *sc = arg;
 	if (e->perms[0] != 'r' || e->perms[1] != 'w' || e->perms[3] != 'p' ||
 	    !strcmp(path, "[vvar]") || !strcmp(path, "[vsyscall]"))
 		return false;
-	uintptr_t a = e->start;
-	while (a < e->end) {
-		uintptr_t next = (a | (SECTION_SIZE - 1)) + 1;
-		if (next > e->end || next < a)
-			next = e->end;
-		uintptr_t from = live_from(sc, a, next);
-		if (!memmap_slot(a))	/* the heap's: the page walks' (scan_heap_block) */
-			scan_root(sc, from, next);
-		a = next;
+	bool anon = !e->inode && !e->userfault;
+	if (anon && !e->rss && !e->swap)
+		return false;
+	bool resident = anon && !e->swap && e->rss < e->end - e->start &&
+			sc->nr_sparse < SPARSE_MAX;
+	if (resident) {
+		sc->sparse[sc->nr_sparse][0] = e->start;
+		sc->sparse[sc->nr_sparse++][1] = e->end;
+	}
+	scan_range(sc, e->start, e->end, resident);
+	return false;
+}
+
+/*
+ * After the resident pages of a mapping were read: smaps again.  What is
+ * swapped out now may have been resident when smaps was read first and
+ * gone by mincore()'s turn: the mapping is read whole, swap-ins and all.
+ */
+static bool recheck_mapping(const struct maps_entry *e, const char *path, void *arg)
+{
+	struct scan *sc = arg;
+	(void)path;
+	if (!e->swap)
+		return false;
+	for (unsigned int i = 0; i < sc->nr_sparse; i++) {
+		uintptr_t lo = e->start > sc->sparse[i][0] ? e->start : sc->sparse[i][0];
+		uintptr_t hi = e->end < sc->sparse[i][1] ? e->end : sc->sparse[i][1];
+		if (lo < hi)
+			scan_range(sc, lo, hi, false);
 	}
 	return false;
 }
@@ -337,9 +444,13 @@ static void group_unreferenced(struct scan *sc)
 static __attribute__((noinline)) void scan_roots(struct scan *sc)
 {
 	char here;
-	sc->sp = (uintptr_t)&here & ~(sizeof(uintptr_t) - 1);
+	sc->sp = (sc->lt->stack_from ? sc->lt->stack_from : (uintptr_t)&here) &
+		 ~(sizeof(uintptr_t) - 1);
 	find_thread_sps(sc);
-	maps_walk(scan_mapping, sc);
+	if (!maps_walk_sizes(scan_mapping, sc))
+		maps_walk(scan_mapping, sc);	/* no smaps: each mapping read whole */
+	if (sc->nr_sparse)
+		maps_walk_sizes(recheck_mapping, sc);
 	drain(sc);
 	page_for_each_block(scan_heap_block, sc);
 	page_for_each_large(scan_heap_block, sc);

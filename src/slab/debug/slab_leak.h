@@ -48,6 +48,7 @@ struct leak_table {
 	unsigned long refused;		/* allocated, but the program's free was refused */
 	size_t refused_bytes;
 	uintptr_t skip_start, skip_end;	/* a table of the caller's that holds block addresses */
+	uintptr_t stack_from;		/* this thread's stack is read from here up (0: the scan's frame) */
 };
 
 __hidden bool leak_table_init(struct leak_table *lt);
@@ -65,6 +66,16 @@ __hidden void leak_table_add(struct leak_table *lt, const void *start, size_t by
  * False if it could not run (then nothing is marked).
  */
 __hidden bool leak_scan(struct leak_table *lt);
+/*
+ * Read [@from, @to) of our own memory with process_vm_readv(), which fails
+ * where a load would fault (a mapping another thread unmaps meanwhile), up
+ * to @chunk bytes at a time into @buf.  @fn gets each piece read, at @at,
+ * or NULL at an address that cannot be read, and returns false to stop;
+ * after an unreadable one the read goes on at the next page.
+ */
+__hidden void leak_read_self(uintptr_t from, uintptr_t to, void *buf, size_t chunk,
+			     bool (*fn)(void *arg, uintptr_t at, const void *data, size_t n),
+			     void *arg);
 /*
  * A free refused after a report (a damaged red zone, say): the object
  * stays allocated, but the program let it go, so the leak check counts it
