@@ -29,17 +29,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 awk 'BEGIN { srand(42); for (i = 0; i < 300000; i++) printf "%d %08x line-%d\n", int(rand() * 1e9), i * 2654435761 % 4294967296, i }' >part.txt
-cat >q.sql <<'EOF'
-create table t (a integer primary key, b text, c real);
-with recursive n(x) as (select 1 union all select x + 1 from n where x < 100000)
-insert into t select x, printf('row-%d-%x', x, x * 2654435761 % 4294967296), x / 7.0 from n;
-create index tb on t(b);
-select count(*), sum(a), max(b), round(avg(c), 3) from t;
-EOF
 
 declare -A cmds=(
   [python]="$python $src/tests/programs/workload.py"
-  [sqlite]="sqlite3 :memory: <q.sql"
+  [sqlite]="sqlite3 :memory: <$src/bench/sqlite_rows.sql"	# 100,000 rows inserted, indexed
   [sort]="sort -k1,1n -k2 part.txt"
   [gcc]="gcc -O2 -I$src/include -I$build/include -I$src/src -c $src/src/slab/core/slub.c -o /dev/null"
   [git]="git -C $src log --stat -n 300"

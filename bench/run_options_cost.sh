@@ -16,17 +16,8 @@ rounds=${ROUNDS:-3}
 read -ra options <<<"${OPTIONS:-kfence.sample_interval=100 kfence.sample_interval=10 init_on_alloc=1 init_on_free=1 slab_freelist_random=1}"
 [ -e "$slub" ] || { echo "run_options_cost.sh: build first ($build)" >&2; exit 1; }
 command -v perf >/dev/null || { echo "run_options_cost.sh: needs perf" >&2; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cat >"$work/q.sql" <<'SQL'
-create table t (a integer primary key, b text, c real);
-with recursive n(x) as (select 1 union all select x + 1 from n where x < 100000)
-insert into t select x, printf('row-%d-%x', x, x * 2654435761 % 4294967296), x / 7.0 from n;
-create index tb on t(b);
-select count(*), sum(a), max(b), round(avg(c), 3) from t;
-SQL
 declare -A cmds=(
-  [sqlite]="sqlite3 :memory: <$work/q.sql"
+  [sqlite]="sqlite3 :memory: <$src/bench/sqlite_rows.sql"
   [python]="python3 $src/tests/programs/workload.py"
   [gcc]="gcc -O2 -I$src/include -I$build/include -I$src/src -c $src/src/slab/core/slub.c -o /dev/null"
 )
