@@ -364,9 +364,17 @@ void leak_listing(struct leak_out *o, struct leak_table *lt, bool scanned, const
 		sum_sites(lt, LEAK_REACHED, &kept);
 		unsigned long n = kept.objects + kept.libc_objects + kept.suppressed_objects;
 		size_t b = kept.bytes + kept.libc_bytes + kept.suppressed_bytes;
-		if (n && slub_opt(leak_check_reachable)) {
-			leak_line(o, "leak: still reachable: %lu block%s, %zu bytes, from %lu call site%s:",
-				  n, n == 1 ? "" : "s", b, kept.kept, kept.kept == 1 ? "" : "s");
+		unsigned long apart = kept.libc_objects + kept.suppressed_objects;
+		if (n && slub_opt(leak_check_reachable) && !kept.kept) {
+			leak_line(o, "leak: still reachable: %lu block%s, %zu bytes, all of them the "
+				  "loader's, libc's or suppressed", n, n == 1 ? "" : "s", b);
+		} else if (n && slub_opt(leak_check_reachable)) {
+			char rest[96] = "";
+			if (apart)	/* counted, not listed: as the unreferenced ones */
+				snprintf(rest, sizeof(rest), ", and %lu block%s of the loader's, libc's "
+					 "or suppressed, not listed", apart, apart == 1 ? "" : "s");
+			leak_line(o, "leak: still reachable: %lu block%s, %zu bytes, from %lu call site%s%s:",
+				  n, n == 1 ? "" : "s", b, kept.kept, kept.kept == 1 ? "" : "s", rest);
 			print_sites(o, lt, &kept);
 		} else if (n) {
 			leak_line(o, "leak: still reachable: %lu block%s, %zu bytes (not listed: "
