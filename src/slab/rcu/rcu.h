@@ -74,8 +74,9 @@ __hidden void krc_fork_child(void);
  * ThreadSanitizer sees none of liburcu's ordering (it is not instrumented):
  * a callback acquires what its call_rcu() released, and every reader's
  * rcu_read_unlock() that a grace period waited for.  A TSan build's test
- * releases slab_rcu_tsan_token after each rcu_read_unlock(); every
- * callback of ours acquires it first.  No code in other builds.
+ * releases slab_rcu_tsan_token just before each rcu_read_unlock() (after
+ * it, the grace period may end and a callback run first); every callback
+ * of ours acquires it first.  No code in other builds.
  */
 #if defined(__SANITIZE_THREAD__)
 #define SLAB_RCU_TSAN 1

@@ -66,10 +66,14 @@ static void reader_lock(void)
 
 static void reader_unlock(void)
 {
-	rcu_read_unlock();
 #ifdef SLAB_RCU_TSAN
-	__tsan_release(&slab_rcu_tsan_token);	/* rcu.h: what a grace period waited for */
+	/*
+	 * rcu.h: what a grace period waited for.  Before the unlock: after it,
+	 * the grace period may end and a callback acquire before this release.
+	 */
+	__tsan_release(&slab_rcu_tsan_token);
 #endif
+	rcu_read_unlock();
 }
 
 static void thread_online(void)
