@@ -28,9 +28,11 @@ build: configure
 run:
 	@scripts/install-deps.sh run
 	@$(MAKE) configure
-	cmake --build $(BUILD) -j$(JOBS) --target slub-demo slubrun slub_malloc slabinfo
+	cmake --build $(BUILD) -j$(JOBS) --target slub-demo slub-example-rcu slubrun slub_malloc slabinfo
 	-cmake --build $(BUILD) -j$(JOBS) --target slubfs 2>/dev/null
 	$(BUILD)/tools/slub-demo
+	@echo
+	$(BUILD)/tools/slub-example-rcu
 	@echo
 	@echo "== a real program on libslub: slubrun --stats -- $(PYTHON) tests/programs/workload.py"
 	$(BUILD)/tools/slubrun --stats -- $(PYTHON) tests/programs/workload.py

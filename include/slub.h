@@ -19,10 +19,14 @@
 #ifndef SLUB_H
 #define SLUB_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
+
+/* struct rcu_head and the liburcu flavour's API (RCU section below). */
+#include <slub_rcu.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -73,6 +77,27 @@ typedef unsigned int gfp_t;
 #define __GFP_THISNODE       0x200000u
 #define __GFP_ACCOUNT        0x400000u
 #define __GFP_NOLOCKDEP      0x800000u
+#define __GFP_WRITE          0x1000u
+#define __GFP_MEMALLOC       0x20000u
+#define __GFP_NOMEMALLOC     0x80000u
+
+/*
+ * What the bits mean here.  Honoured: __GFP_ZERO (every entry point),
+ * __GFP_DMA/__GFP_DMA32 (memory below 4 GiB), __GFP_NOWARN (no failure
+ * report), __GFP_NOFAIL (never NULL: the allocation is retried, a
+ * millisecond apart, until other threads free memory; a request no
+ * allocation can satisfy, such as an order above 30, still fails),
+ * __GFP_COMP (every block of pages is compound already).  Accepted and
+ * ignored, for there is nothing in a process for them to choose:
+ * __GFP_NORETRY and __GFP_RETRY_MAYFAIL (an allocation is tried once
+ * anyway, and fails with NULL + ENOMEM), the reclaim bits and GFP_NOWAIT /
+ * GFP_ATOMIC / GFP_NOIO / GFP_NOFS (no allocation sleeps waiting for
+ * reclaim or I/O: none exists; each takes only the allocator's own short
+ * locks, which no reclaim holds), __GFP_HIGH and __GFP_MEMALLOC (no
+ * reserves), __GFP_HIGHMEM and __GFP_MOVABLE (one zone of ordinary memory),
+ * __GFP_ACCOUNT (no memcg), __GFP_THISNODE and __GFP_HARDWALL (one node),
+ * __GFP_IO, __GFP_FS, __GFP_WRITE, __GFP_NOMEMALLOC, __GFP_NOLOCKDEP.
+ */
 
 #define __GFP_RECLAIM (__GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM)
 
@@ -86,6 +111,8 @@ typedef unsigned int gfp_t;
 #define GFP_DMA            __GFP_DMA
 #define GFP_DMA32          __GFP_DMA32
 #define GFP_HIGHUSER       (GFP_USER | __GFP_HIGHMEM)
+#define GFP_HIGHUSER_MOVABLE (GFP_HIGHUSER | __GFP_MOVABLE)
+#define GFP_KERNEL_ACCOUNT_NOWARN (GFP_KERNEL_ACCOUNT | __GFP_NOWARN)
 
 /* ---- page allocator (kernel API) -------------------------------------- */
 
@@ -119,6 +146,14 @@ SLUB_API void free_pages(unsigned long addr, unsigned int order);
 #define __free_page(page)      __free_pages((page), 0)
 #define free_page(addr)        free_pages((addr), 0)
 
+/*
+ * Exactly PAGE_ALIGN(@size) bytes of pages, page-aligned (the pages the
+ * power-of-two order would add are not taken); NULL for @size 0 or on
+ * failure.  free_pages_exact() needs the same @size.
+ */
+SLUB_API void *alloc_pages_exact(size_t size, gfp_t gfp);
+SLUB_API void free_pages_exact(void *virt, size_t size);
+
 SLUB_API void *page_address(const struct page *page);
 /* NULL for any address that is not in libslub's memory map. */
 SLUB_API struct page *virt_to_page(const void *addr);
@@ -138,11 +173,17 @@ typedef unsigned int slab_flags_t;
 #define SLAB_STORE_USER         0x00010000u	/* debug: track alloc and free */
 #define SLAB_RECLAIM_ACCOUNT    0x00020000u	/* accepted; no accounting here */
 #define SLAB_PANIC              0x00040000u	/* abort if the cache cannot be made */
-#define SLAB_TYPESAFE_BY_RCU    0x00080000u	/* accepted; semantics come later */
+#define SLAB_TYPESAFE_BY_RCU    0x00080000u	/* slabs freed after a grace period (RCU, below) */
 #define SLAB_TRACE              0x00200000u	/* debug: trace alloc and free */
 #define SLAB_NOLEAKTRACE        0x00800000u	/* accepted */
 #define SLAB_NO_MERGE           0x01000000u	/* never an alias of another cache */
 #define SLAB_ACCOUNT            0x04000000u	/* accepted; no accounting here */
+/* Accepted and without effect here (the kernel's, or gone from it). */
+#define SLAB_TEMPORARY          SLAB_RECLAIM_ACCOUNT
+#define SLAB_MEM_SPREAD         0u
+#define SLAB_NO_USER_FLAGS      0u
+#define SLAB_SKIP_KFENCE        0u
+#define SLAB_FAILSLAB           0u	/* failslab picks its cache by the option failslab_cache= */
 
 struct kmem_cache;
 
@@ -225,6 +266,23 @@ SLUB_API unsigned int kmem_cache_size(struct kmem_cache *s);
 SLUB_API int kmem_cache_alloc_bulk(struct kmem_cache *s, gfp_t gfp, size_t nr, void **p);
 SLUB_API void kmem_cache_free_bulk(struct kmem_cache *s, size_t nr, void **p);
 
+/*
+ * A cache named after struct @s, of its size and alignment, as the kernel's
+ * KMEM_CACHE(); KMEM_CACHE_USERCOPY() makes field @f its usercopy region.
+ */
+#define KMEM_CACHE(s, flags)                                                            \
+	kmem_cache_create_args(#s, sizeof(struct s),                                    \
+			       &(struct kmem_cache_args){ .align = __alignof__(struct s) }, \
+			       (flags))
+#define KMEM_CACHE_USERCOPY(s, flags, f)                                                \
+	kmem_cache_create_args(#s, sizeof(struct s),                                    \
+			       &(struct kmem_cache_args){                               \
+				       .align = __alignof__(struct s),                  \
+				       .useroffset = offsetof(struct s, f),             \
+				       .usersize = sizeof(((struct s *)0)->f),          \
+			       },                                                       \
+			       (flags))
+
 /* ---- kmalloc (kernel API) ---------------------------------------------- */
 
 /* kmalloc(0) returns ZERO_SIZE_PTR: not NULL, not usable, fine to kfree. */
@@ -250,6 +308,225 @@ SLUB_API void *kmemdup(const void *src, size_t len, gfp_t gfp);
 SLUB_API void *kvmalloc(size_t size, gfp_t gfp);
 SLUB_API void *kvzalloc(size_t size, gfp_t gfp);
 SLUB_API void kvfree(const void *p);
+/*
+ * krealloc() for kvmalloc'ed blocks (the kernel's 6.12 signature): @p's
+ * contents up to the smaller size move to a block of @size bytes.
+ */
+SLUB_API void *kvrealloc(const void *p, size_t size, gfp_t gfp);
+/* The size kmalloc(@size) really hands out (a class's size, or pages); 0 for 0. */
+SLUB_API size_t kmalloc_size_roundup(size_t size);
+/* @len bytes of @s and a NUL after them; NULL for a NULL @s. */
+SLUB_API char *kmemdup_nul(const char *s, size_t len, gfp_t gfp);
+/*
+ * @s itself if it lies in read-only memory of the program or a library
+ * (a string literal: the kernel's .rodata test), else kstrdup(); free it
+ * with kfree_const(), which frees only what libslub handed out.
+ */
+SLUB_API const char *kstrdup_const(const char *s, gfp_t gfp);
+SLUB_API void kfree_const(const void *x);
+
+/* The kernel's inline wrappers: NULL when @n * @size overflows. */
+static inline void *kmalloc_array_node(size_t n, size_t size, gfp_t gfp, int node)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return NULL;
+	return kmalloc_node(bytes, gfp, node);
+}
+static inline void *kzalloc_node(size_t size, gfp_t gfp, int node)
+{
+	return kmalloc_node(size, gfp | __GFP_ZERO, node);
+}
+static inline void *kcalloc_node(size_t n, size_t size, gfp_t gfp, int node)
+{
+	return kmalloc_array_node(n, size, gfp | __GFP_ZERO, node);
+}
+static inline void *krealloc_array(void *p, size_t new_n, size_t new_size, gfp_t gfp)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(new_n, new_size, &bytes))
+		return NULL;
+	return krealloc(p, bytes, gfp);
+}
+static inline void *kmemdup_array(const void *src, size_t count, size_t element_size, gfp_t gfp)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(count, element_size, &bytes))
+		return NULL;
+	return kmemdup(src, bytes, gfp);
+}
+/* kvmalloc'ed memory is kmalloc'ed here: one allocator serves every size. */
+static inline void *kvmalloc_node(size_t size, gfp_t gfp, int node)
+{
+	return kmalloc_node(size, gfp, node);
+}
+static inline void *kvzalloc_node(size_t size, gfp_t gfp, int node)
+{
+	return kmalloc_node(size, gfp | __GFP_ZERO, node);
+}
+static inline void *kvmalloc_array(size_t n, size_t size, gfp_t gfp)
+{
+	return kmalloc_array_node(n, size, gfp, NUMA_NO_NODE);
+}
+static inline void *kvcalloc(size_t n, size_t size, gfp_t gfp)
+{
+	return kmalloc_array_node(n, size, gfp | __GFP_ZERO, NUMA_NO_NODE);
+}
+static inline void kfree_bulk(size_t size, void **p)
+{
+	for (size_t i = 0; i < size; i++)
+		kfree(p[i]);
+}
+
+/* ---- mempool (kernel API) ---------------------------------------------- */
+
+/*
+ * A pool that keeps @min_nr elements in reserve, as the kernel's mempool_t:
+ * mempool_alloc() asks the allocator first and hands out a reserved
+ * element when it fails; with __GFP_DIRECT_RECLAIM in the mask (GFP_KERNEL,
+ * GFP_NOIO ...) it never returns NULL, but waits for mempool_free() to
+ * give an element back.  Without it (GFP_NOWAIT, GFP_ATOMIC) it may return
+ * NULL.  mempool_free() refills the reserve before it frees.  __GFP_ZERO:
+ * the elements of the slab, kmalloc and page pools come zeroed, reserved
+ * ones too; a pool of your own functions gets the flag passed on, and its
+ * reserved elements are handed out as they were freed.
+ */
+typedef void *(mempool_alloc_t)(gfp_t gfp, void *pool_data);
+typedef void (mempool_free_t)(void *element, void *pool_data);
+
+typedef struct mempool {
+	pthread_mutex_t lock;
+	pthread_cond_t wait;		/* an element came back */
+	int min_nr;			/* the reserve's size */
+	int curr_nr;			/* elements in it now */
+	unsigned int waiting;		/* mempool_alloc() calls waiting for an element */
+	void **elements;
+	void *pool_data;
+	mempool_alloc_t *alloc;
+	mempool_free_t *free;
+} mempool_t;
+
+/* 0 or -ENOMEM (the reserve could not be filled) / -EINVAL (bad arguments). */
+SLUB_API int mempool_init(mempool_t *pool, int min_nr, mempool_alloc_t *alloc_fn,
+			  mempool_free_t *free_fn, void *pool_data);
+SLUB_API void mempool_exit(mempool_t *pool);
+SLUB_API bool mempool_initialized(mempool_t *pool);
+SLUB_API mempool_t *mempool_create(int min_nr, mempool_alloc_t *alloc_fn, mempool_free_t *free_fn,
+				   void *pool_data);
+SLUB_API mempool_t *mempool_create_node(int min_nr, mempool_alloc_t *alloc_fn,
+					mempool_free_t *free_fn, void *pool_data, gfp_t gfp,
+					int nid);
+/* Change the reserve's size: 0, or -ENOMEM (it could not grow) / -EINVAL. */
+SLUB_API int mempool_resize(mempool_t *pool, int new_min_nr);
+/* Frees the reserve and the pool; elements still handed out stay the caller's. */
+SLUB_API void mempool_destroy(mempool_t *pool);
+SLUB_API void *mempool_alloc(mempool_t *pool, gfp_t gfp);
+/* A reserved element only, never the allocator; NULL if none is left. */
+SLUB_API void *mempool_alloc_preallocated(mempool_t *pool);
+SLUB_API void mempool_free(void *element, mempool_t *pool);
+
+/* The pool functions of the kernel's three kinds of pools. */
+SLUB_API void *mempool_alloc_slab(gfp_t gfp, void *pool_data);
+SLUB_API void mempool_free_slab(void *element, void *pool_data);
+SLUB_API void *mempool_kmalloc(gfp_t gfp, void *pool_data);
+SLUB_API void mempool_kfree(void *element, void *pool_data);
+SLUB_API void *mempool_alloc_pages(gfp_t gfp, void *pool_data);
+SLUB_API void mempool_free_pages(void *element, void *pool_data);
+
+static inline mempool_t *mempool_create_slab_pool(int min_nr, struct kmem_cache *kc)
+{
+	return mempool_create(min_nr, mempool_alloc_slab, mempool_free_slab, (void *)kc);
+}
+static inline int mempool_init_slab_pool(mempool_t *pool, int min_nr, struct kmem_cache *kc)
+{
+	return mempool_init(pool, min_nr, mempool_alloc_slab, mempool_free_slab, (void *)kc);
+}
+static inline mempool_t *mempool_create_kmalloc_pool(int min_nr, size_t size)
+{
+	return mempool_create(min_nr, mempool_kmalloc, mempool_kfree, (void *)size);
+}
+static inline int mempool_init_kmalloc_pool(mempool_t *pool, int min_nr, size_t size)
+{
+	return mempool_init(pool, min_nr, mempool_kmalloc, mempool_kfree, (void *)size);
+}
+/* Elements are struct page pointers of blocks of 2^@order pages. */
+static inline mempool_t *mempool_create_page_pool(int min_nr, int order)
+{
+	return mempool_create(min_nr, mempool_alloc_pages, mempool_free_pages,
+			      (void *)(long)order);
+}
+static inline int mempool_init_page_pool(mempool_t *pool, int min_nr, int order)
+{
+	return mempool_init(pool, min_nr, mempool_alloc_pages, mempool_free_pages,
+			    (void *)(long)order);
+}
+
+/* ---- RCU: kfree_rcu() and SLAB_TYPESAFE_BY_RCU, on liburcu --------------- */
+
+/*
+ * Grace periods are liburcu's, of the flavour this libslub was built for
+ * (SLUB_RCU_FLAVOR in slub_rcu.h; "bp" unless built with
+ * -DSLUB_RCU_FLAVOR=memb|mb|qsbr).  slub.h includes that flavour's header,
+ * so rcu_read_lock(), rcu_read_unlock(), rcu_dereference(),
+ * rcu_assign_pointer(), synchronize_rcu(), call_rcu() and rcu_barrier() are
+ * liburcu's, under the kernel's names.  What a program must do:
+ *   - take its read-side critical sections with this flavour's
+ *     rcu_read_lock()/rcu_read_unlock() (these, through slub.h), and link
+ *     the flavour's library (pkg-config slub names it);
+ *   - with urcu-bp (the default): nothing more; a thread is registered by
+ *     its first rcu_read_lock().  With memb or mb: rcu_register_thread()
+ *     in every thread that reads, before its first rcu_read_lock(), and
+ *     rcu_unregister_thread() before it exits.  With qsbr: that, and
+ *     rcu_quiescent_state() (or rcu_thread_offline()) often, outside
+ *     read-side sections; kfree_rcu() from an online thread only.
+ * An unregistered memb/qsbr reader is not waited for: the object it reads
+ * may be freed under it.  That is why the default is bp: kernel code takes
+ * rcu_read_lock() in any thread, and bp's reader costs a few instructions
+ * more, never a use after free.
+ *
+ * A program that never uses RCU pays nothing: liburcu is loaded (dlopen of
+ * the flavour's library) at the first kmem_cache_create() with
+ * SLAB_TYPESAFE_BY_RCU, kvfree_call_rcu() or kvfree_rcu_barrier(); that
+ * first use starts liburcu's call_rcu worker thread, the one thread the
+ * library starts on its own.  fork() pauses it and makes it anew in the
+ * child (the library's fork handlers call liburcu's).  Define SLUB_NO_URCU
+ * before including slub.h to build without liburcu's headers: struct
+ * rcu_head is then slub_rcu.h's, of the same layout, and the calls below
+ * still work (liburcu must be installed at run time).
+ *
+ * SLAB_TYPESAFE_BY_RCU, as in the kernel: an object freed with
+ * kmem_cache_free() may be handed out again at once, but the slab's pages
+ * go back to the page allocator only after a grace period.  A reader under
+ * rcu_read_lock() that reaches a freed object finds memory of the same type
+ * (possibly another object now): it must re-check, under the object's lock
+ * or by its key, that it has the object it looked up.  The free pointer is
+ * kept outside the object (or at kmem_cache_args.freeptr_offset), the
+ * constructor runs once per object when its slab is made, and with
+ * slub_debug's poisoning an object is poisoned after a grace period.
+ * kmem_cache_destroy() waits for the cache's slabs, its kfree_rcu'd
+ * objects and (rcu_barrier) the callbacks already queued.
+ */
+
+/*
+ * Free @ptr (the start of a kmalloc'ed, kvmalloc'ed or kmem_cache block)
+ * after a grace period.  @head is an rcu_head inside it, used only when no
+ * batch page can be had; NULL (the mightsleep forms) may then wait for a
+ * grace period in the caller.  Never from inside a read-side section with
+ * @head NULL.  A bad pointer is reported and ignored.
+ */
+SLUB_API void kvfree_call_rcu(struct rcu_head *head, void *ptr);
+/* Wait until every block queued by kfree_rcu() and kin before it is freed. */
+SLUB_API void kvfree_rcu_barrier(void);
+
+#define kvfree_rcu(ptr, rhf)                                                            \
+	do {                                                                            \
+		__typeof__(ptr) slub_rcu_p_ = (ptr);                                    \
+		if (slub_rcu_p_)                                                        \
+			kvfree_call_rcu(&slub_rcu_p_->rhf, (void *)slub_rcu_p_);        \
+	} while (0)
+#define kfree_rcu(ptr, rhf) kvfree_rcu(ptr, rhf)
+#define kvfree_rcu_mightsleep(ptr) kvfree_call_rcu(NULL, (void *)(ptr))
+#define kfree_rcu_mightsleep(ptr) kvfree_rcu_mightsleep(ptr)
 
 /* ---- libslub extras --------------------------------------------------- */
 

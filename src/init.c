@@ -57,7 +57,8 @@ int slub_setup(const char *options)
 		start_thread = slub_decay_thread_wanted();	/* read under the lock */
 	if (ret != -EBUSY)
 		start_agent = slub_agent_wanted();
-	bool unwind = slub_opt(abort_on_error) || slub_debug_any(SLAB_STORE_USER);
+	bool unwind = slub_opt(abort_on_error) || slub_debug_any(SLAB_STORE_USER) ||
+		      slub_opt(kfence_sample_every) || slub_opt(kfence_sample_interval);
 	pthread_mutex_unlock(&options_lock);
 	if (ret == -EBUSY)
 		slub_warn("slub_setup(\"%s\"): too late, the allocator is running; ignored",

@@ -81,6 +81,17 @@ static inline int check_done(void)
 	return check_failures ? 1 : 0;
 }
 
+/*
+ * A bad call must be reported exactly once (the public slub_errors() only:
+ * for the malloc library's tests, which cannot reach slub_report_last()).
+ */
+#define EXPECT_ONE_REPORT(call)                                                  \
+	do {                                                                     \
+		unsigned long e_ = slub_errors();                                \
+		call;                                                            \
+		CHECK_EQ(slub_errors(), e_ + 1);                                 \
+	} while (0)
+
 /* A bad call must be reported exactly once, with @text in the report. */
 #define EXPECT_REPORT(call, text)                                                \
 	do {                                                                     \
@@ -264,6 +275,33 @@ static inline uint64_t faults_now(int fd)
 	return n;
 }
 
+/* Sanitizer builds run shorter stress loops. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+/*
+ * Under TSan, run_self's children run without its deadlock detector: some
+ * fork with the allocator running, and fork_prepare then holds every
+ * cache's locks, past the 64 the detector can count (it aborts on a CHECK).
+ */
+static inline void run_self_tsan_options(void)
+{
+	if (!UNDER_TSAN)
+		return;
+	char buf[1024];
+	const char *old = getenv("TSAN_OPTIONS");
+	snprintf(buf, sizeof(buf), "%s%sdetect_deadlocks=0", old ? old : "", old && *old ? ":" : "");
+	setenv("TSAN_OPTIONS", buf, 1);
+}
+
 /*
  * Run @self (this test's argv[0]) with argument @mode and SLUB_OPTIONS set
  * to @options; what it writes to stdout and stderr lands in @out.  Returns
@@ -281,6 +319,7 @@ static inline int run_self(const char *self, const char *mode, const char *optio
 		dup2(fds[1], 2);
 		close(fds[0]);
 		setenv("SLUB_OPTIONS", options, 1);
+		run_self_tsan_options();
 		execl(self, self, mode, (char *)NULL);
 		_exit(127);
 	}
@@ -296,17 +335,73 @@ static inline int run_self(const char *self, const char *mode, const char *optio
 	return status;
 }
 
-/* Sanitizer builds run shorter stress loops. */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
-#endif
+
+/* Hide a pointer from the compiler, which would otherwise fold away the bug a test commits. */
+static inline void *hidden_ptr(void *p)
+{
+	__asm__ volatile("" : "+r"(p));
+	return p;
+}
+
+/*
+ * One byte access each, out of line and fenced: a faulting access the
+ * compiler may not move past a slub_errors() (KFENCE's tests).
+ */
+static __attribute__((noinline, unused)) void poke_byte(volatile char *p, long i, char v)
+{
+	__asm__ volatile("" ::: "memory");
+	p[i] = v;
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline, unused)) char peek_byte(volatile char *p, long i)
+{
+	__asm__ volatile("" ::: "memory");
+	char c = p[i];
+	__asm__ volatile("" ::: "memory");
+	return c;
+}
+
+/*
+ * A test made of cases, each run in a child of its own (this program again,
+ * with the case's mode and SLUB_OPTIONS: the options are read once, at
+ * start-up).  A child exits 0, or dies of @signal if it is set.
+ */
+struct self_case {
+	const char *mode, *options;
+	int (*fn)(void);
+	int signal;
+};
+
+/*
+ * main() of such a test: in a child, run the case argv[1] names; in the
+ * parent, every case, each child's output shown if it failed.  @check, if
+ * set, may refuse a child's output.  Returns main's status.
+ */
+static inline int run_self_cases(int argc, char **argv, const struct self_case *cases, size_t n,
+				 bool (*check)(const struct self_case *c, const char *out))
+{
+	if (argc > 1) {
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(argv[1], cases[i].mode))
+				return cases[i].fn();
+		return 2;
+	}
+	static char out[1 << 16];
+	for (size_t i = 0; i < n; i++) {
+		int status = run_self(argv[0], cases[i].mode, cases[i].options, out, sizeof(out));
+		bool ok = cases[i].signal ? WIFSIGNALED(status) && WTERMSIG(status) == cases[i].signal :
+			  WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		if (ok && check)
+			ok = check(&cases[i], out);
+		printf("== %s (SLUB_OPTIONS=%s): %s\n", cases[i].mode, cases[i].options,
+		       ok ? "ok" : "FAILED");
+		if (!ok)
+			fputs(out, stdout);
+		CHECK(ok);
+	}
+	return check_done();
+}
 
 /* Run this test's binary @self again with @args (a mode set up before start-up); its status. */
 static inline int run_self_args(const char *self, const char *args)
@@ -476,6 +571,15 @@ static inline void check_racing_frees(void *(*make)(void), void (*free_fn)(void 
 	race_config = (struct race_pair){ .make = make, .a = free_fn, .b = size_of,
 					  .rounds = rounds };
 	CHECK_EQ(child_quiet(race_frees_and_sizes), 0);
+}
+
+/* An attribute's leading number, -1 if it cannot be read. */
+static inline long check_attr_long(struct kmem_cache *s, const char *name)
+{
+	char buf[256];
+	if (slub_attr_read(s, name, buf, sizeof(buf)) < 0)
+		return -1;
+	return strtol(buf, NULL, 10);
 }
 
 /* A test's temporary directory and all in it removed; false (said on stderr) if not. */

@@ -67,6 +67,9 @@ static void usage(FILE *out)
 		"      --watch=SECONDS    with -p: refresh every SECONDS, sorted by memory,\n"
 		"                         changes marked, until ^C or the process ends\n"
 		"      --json             every attribute of every cache, as a JSON array\n"
+		"      --leaks            with -p: scan the process for leaks, as kmemleak does\n"
+		"                         (its caches need slub_debug=U: slubrun --leak-check);\n"
+		"                         a block is listed once two scans found it unreferenced\n"
 		"  -h, --help             this text\n"
 		"      --version          slabinfo's version\n"
 		"Sorting options (-L, -S, -P, -A) exclude each other.\n");
@@ -312,7 +315,7 @@ static void print_json(struct slabinfo_set *set, struct source *src, long lines)
 
 /* ---- options ---------------------------------------------------------------------- */
 
-enum { OPT_JSON = 256, OPT_WATCH, OPT_VERSION };
+enum { OPT_JSON = 256, OPT_WATCH, OPT_VERSION, OPT_LEAKS };
 
 static const struct option long_opts[] = {
 	{ "aliases", no_argument, NULL, 'a' },
@@ -343,6 +346,7 @@ static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "watch", required_argument, NULL, OPT_WATCH },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "leaks", no_argument, NULL, OPT_LEAKS },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
@@ -428,7 +432,7 @@ static int print_tables(struct source *src, struct slabinfo_opts *o, const regex
 int main(int argc, char **argv)
 {
 	struct slabinfo_opts o = { .skip_zero = true, .lines = -1 };
-	bool aliases = false, totals = false, xtotals = false, json = false;
+	bool aliases = false, totals = false, xtotals = false, json = false, leaks = false;
 	const char *dir = NULL;
 	long pid = 0;
 	double watch = 0;
@@ -493,6 +497,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_JSON: json = true; break;
+		case OPT_LEAKS: leaks = true; break;
 		case OPT_VERSION: printf("slabinfo (libslub) %s\n", SLABINFO_VERSION); return 0;
 		case ':':
 			fprintf(stderr, "slabinfo: %s needs an argument\n", argv[optind - 1]);
@@ -505,6 +510,10 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (leaks && (!pid || watch)) {
+		fprintf(stderr, "slabinfo: --leaks needs -p PID (a live process), and no --watch\n");
+		return 2;
 	}
 	if (watch && !pid) {
 		fprintf(stderr, "slabinfo: --watch needs -p PID (a live process)\n");
@@ -542,6 +551,8 @@ int main(int argc, char **argv)
 		return 1;
 	if (watch)
 		return live_watch(&src, &o, &re, watch);
+	if (leaks)
+		return live_leaks(&src);
 	enum view view = json ? VIEW_JSON : aliases ? VIEW_ALIASES : xtotals ? VIEW_XTOTALS :
 			 totals ? VIEW_TOTALS : VIEW_TABLE;
 

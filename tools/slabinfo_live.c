@@ -186,6 +186,27 @@ bool live_source_hung_up(const struct source *src)
 	return l->gone;
 }
 
+/* ---- --leaks ---------------------------------------------------------------------- */
+
+int live_leaks(struct source *src)
+{
+	struct live *l = src->ctx;
+	char *body;
+	int st = live_call(l, "leaks", NULL, &body);
+	if (st) {
+		if (st == -ECONNRESET)
+			fprintf(stderr, "slabinfo: %s: its agent hung up during the scan\n", l->what);
+		else if (st != -EPROTO)
+			fprintf(stderr, "slabinfo: %s: the leak scan was refused: %s (an agent older "
+				"than --leaks?)\n", l->what, strerror(-st));
+		free(body);
+		return 1;
+	}
+	fputs(body ? body : "", stdout);
+	free(body);
+	return 0;
+}
+
 /* ---- --watch ---------------------------------------------------------------------- */
 
 static volatile sig_atomic_t interrupted;

@@ -40,6 +40,9 @@ bool live_source_gone(const struct source *src);
 /* The same, saying so on stderr (once the output is done). */
 bool live_source_hung_up(const struct source *src);
 
+/* -p PID --leaks: a leak scan of the process (kmemleak's), its listing on stdout. */
+int live_leaks(struct source *src);
+
 /*
  * -p PID --watch SECONDS: the table every @seconds, sorted by memory, each
  * change since the last refresh shown, until SIGINT or the process's end.

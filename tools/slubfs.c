@@ -10,7 +10,10 @@
  * to it for each name merged into it (the creator's too, as the kernel's
  * tree has them), a file per attribute with the kernel's mode.  `cat`
  * reads an attribute (one snapshot per open, as sysfs), `echo 1 > shrink`
- * writes one; the agent's -errno comes back as the write's error.  Mounted
+ * writes one; the agent's -errno comes back as the write's error.  The root
+ * file `leaks` is kmemleak's /sys/kernel/debug/kmemleak: a read runs a
+ * live leak scan and gives its report (slabinfo -p PID --leaks), `echo
+ * scan >` runs one and drops the text, any other write is EINVAL.  Mounted
  * with auto_unmount, so a killed slubfs leaves no mount; when the process
  * exits, slubfs unmounts and ends.  Without -f it goes to the background
  * once mounted.  slabinfo -d MOUNTPOINT reads the tree as any other.
@@ -152,6 +155,15 @@ static int resolve(const char *path, const struct entry **e, long *attr)
 	return -ENOENT;
 }
 
+/* The root's kmemleak file; it hides a cache of that name. */
+#define LEAKS "leaks"
+#define LEAKS_MODE 0600	/* a read scans the process's memory: its owner's */
+
+static bool is_leaks(const char *path)
+{
+	return !strcmp(path, "/" LEAKS);
+}
+
 static int slubfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	(void)fi;
@@ -162,6 +174,12 @@ static int slubfs_getattr(const char *path, struct stat *st, struct fuse_file_in
 	if (!strcmp(path, "/")) {
 		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2;
+		return 0;
+	}
+	if (is_leaks(path)) {
+		st->st_mode = S_IFREG | LEAKS_MODE;
+		st->st_size = 4096;
+		st->st_nlink = 1;
 		return 0;
 	}
 	pthread_mutex_lock(&fs.lock);
@@ -215,6 +233,8 @@ static int slubfs_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off
 	if (!err) {
 		fill(buf, ".", NULL, 0, 0);
 		fill(buf, "..", NULL, 0, 0);
+		if (!e)
+			fill(buf, LEAKS, NULL, 0, 0);
 		for (size_t i = 0; !e && i < fs.nr; i++)
 			fill(buf, fs.entries[i].name, NULL, 0, 0);
 		for (size_t i = 0; e && i < fs.nr_attrs; i++)
@@ -226,7 +246,7 @@ static int slubfs_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off
 
 /* An open attribute: its text, read once at the first read, as sysfs. */
 struct open_attr {
-	char *cache, *attr;
+	char *cache, *attr;	/* both NULL for the leaks file */
 	char *text;
 	size_t len;
 	bool read;
@@ -234,6 +254,14 @@ struct open_attr {
 
 static int slubfs_open(const char *path, struct fuse_file_info *fi)
 {
+	if (is_leaks(path)) {
+		struct open_attr *o = calloc(1, sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		fi->fh = (uint64_t)(uintptr_t)o;
+		fi->direct_io = 1;
+		return 0;
+	}
 	pthread_mutex_lock(&fs.lock);
 	const struct entry *e;
 	long attr;
@@ -261,8 +289,9 @@ static int slubfs_read(const char *path, char *buf, size_t size, off_t off,
 	(void)path;
 	struct open_attr *o = (void *)(uintptr_t)fi->fh;
 	if (!o->read || !off) {
-		char req[512];
-		snprintf(req, sizeof(req), "read\t%s\t%s", o->cache, o->attr);
+		char req[512] = LEAKS;	/* a scan each time, the report its text */
+		if (o->attr)
+			snprintf(req, sizeof(req), "read\t%s\t%s", o->cache, o->attr);
 		free(o->text);
 		pthread_mutex_lock(&fs.lock);
 		int st = call(req, NULL, 0, &o->text);
@@ -285,10 +314,13 @@ static int slubfs_write(const char *path, const char *buf, size_t size, off_t of
 	(void)path;
 	(void)off;	/* each write is the whole value, as sysfs takes it */
 	struct open_attr *o = (void *)(uintptr_t)fi->fh;
-	char req[512], *body;
-	snprintf(req, sizeof(req), "write\t%s\t%s\t%zu", o->cache, o->attr, size);
+	char req[512] = LEAKS, *body;
+	if (o->attr)
+		snprintf(req, sizeof(req), "write\t%s\t%s\t%zu", o->cache, o->attr, size);
+	else if (!(size == 4 || (size == 5 && buf[4] == '\n')) || memcmp(buf, "scan", 4))
+		return -EINVAL;	/* kmemleak's other commands (clear, off, dump=) are not ours */
 	pthread_mutex_lock(&fs.lock);
-	int st = call(req, buf, size, &body);
+	int st = call(req, o->attr ? buf : NULL, o->attr ? size : 0, &body);
 	pthread_mutex_unlock(&fs.lock);
 	free(body);
 	return st ? st : (int)size;
@@ -476,8 +508,10 @@ static void usage(FILE *out)
 	fprintf(out, "usage: slubfs [-f] [-d] PID MOUNTPOINT\n"
 		"Mount the caches of libslub process PID (run with SLUB_OPTIONS=slub_agent,\n"
 		"or under slubrun --fs) as a /sys/kernel/slab tree: cat reads an attribute,\n"
-		"echo 1 > CACHE/shrink writes one.  Unmounted when the process exits\n"
-		"(or: fusermount3 -u MOUNTPOINT).\n"
+		"echo 1 > CACHE/shrink writes one.  cat leaks runs a leak scan and prints\n"
+		"its report (as slabinfo -p PID --leaks; needs slub_debug=U), echo scan >\n"
+		"leaks runs one.  Unmounted when the process exits (or: fusermount3 -u\n"
+		"MOUNTPOINT).\n"
 		"  -f  stay in the foreground      -d  FUSE debugging output\n");
 }
 

@@ -15,7 +15,14 @@
  * process slubrun started, as it is at its last exec (a launcher such as a
  * pyenv shim execs the real program in the same pid), unless --stats=all.
  * --fs also outlives it: it turns the program's agent on and mounts its
- * tree with slubfs while it runs (slubrun_fs.c).
+ * tree with slubfs while it runs (slubrun_fs.c).  So do --debug,
+ * --leak-check and --abort-on-error when slub-symbolize is beside slubrun:
+ * the program's reports go to a private file (slub_report_file=, with
+ * module paths: slub_report_paths=1), which slubrun follows while the
+ * program runs and pipes through slub-symbolize to its stderr, so that
+ * every frame shows its file:line.  A file, not a pipe: a process of the
+ * program that outlives slubrun (a daemon) writes on into it harmlessly,
+ * where a pipe would block it or kill it with SIGPIPE.
  *
  * slubrun itself runs on glibc's malloc; only the program is preloaded.
  */
@@ -30,6 +37,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -65,6 +74,12 @@ static void usage(FILE *out)
 		"                    poisoning, double and invalid frees reported with the\n"
 		"                    stacks that allocated and freed (F checks, Z red zones,\n"
 		"                    P poison, U tracking, T tracing); --options after it win\n"
+		"  --error-exitcode=N  exit with status N if the library reported errors\n"
+		"                    (slub_error_exitcode=N; as valgrind's option)\n"
+		"  --no-exit-validate  with --debug, do not validate every cache at exit\n"
+		"                    (slub_exit_validate=0; the ERROR SUMMARY line goes too)\n"
+		"  --no-symbolize    reports as the library prints them: without --debug's\n"
+		"                    default of piping them through slub-symbolize (file:line)\n"
 		"  --leak-check      at PROGRAM's exit, list what it left allocated, summed\n"
 		"                    by the stack that allocated it (adds U to the debug\n"
 		"                    flags; lines say \"leak\"; blocks still reachable count:\n"
@@ -144,6 +159,82 @@ static void forward(int sig)
 {
 	if (child > 0)
 		kill(child, sig);
+}
+
+static void add_option(const char *option);
+
+/* The report decoder beside this executable, or NULL. */
+static const char *find_symbolizer(void)
+{
+	static char path[PATH_MAX];
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	snprintf(path, sizeof(path), "%s/slub-symbolize", dirname(self));
+	return access(path, X_OK) ? NULL : path;
+}
+
+/* The report decoder: its input, a socket (a send to it never raises SIGPIPE). */
+struct symbolizer {
+	const char *path;	/* NULL: reports go as the library writes them */
+	char file[32];		/* the program's report file */
+	int report_fd, in;
+	pid_t pid;
+};
+
+/* Start the decoder on slubrun's stderr and point the program's reports at a private file. */
+static bool symbolizer_start(struct symbolizer *sym)
+{
+	int sv[2];
+	snprintf(sym->file, sizeof(sym->file), "/tmp/slubrun-reports-XXXXXX");
+	sym->report_fd = mkstemp(sym->file);
+	if (sym->report_fd < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		perror("slubrun: report file");
+		return false;
+	}
+	sym->pid = fork();
+	if (sym->pid == 0) {
+		/* The decoder runs on glibc's malloc, with no options of the program's. */
+		unsetenv("LD_PRELOAD");
+		unsetenv("SLUB_OPTIONS");
+		dup2(sv[1], STDIN_FILENO);
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		execl(sym->path, sym->path, (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	sym->in = sv[0];
+	if (sym->pid < 0) {
+		perror("slubrun: fork");
+		return false;
+	}
+	char opt[sizeof(sym->file) + 64];
+	snprintf(opt, sizeof(opt), "slub_report_file=%s slub_report_paths=1", sym->file);
+	add_option(opt);
+	return true;
+}
+
+/* What the program wrote since the last call, to the decoder. */
+static void symbolizer_pump(struct symbolizer *sym)
+{
+	char buf[8192];
+	ssize_t n;
+	while ((n = read(sym->report_fd, buf, sizeof(buf))) > 0)
+		for (ssize_t done = 0, k; done < n; done += k)
+			if ((k = send(sym->in, buf + done, (size_t)(n - done), MSG_NOSIGNAL)) <= 0)
+				return;	/* the decoder is gone: the rest is lost */
+}
+
+static void symbolizer_stop(struct symbolizer *sym)
+{
+	symbolizer_pump(sym);
+	close(sym->in);
+	while (waitpid(sym->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	close(sym->report_fd);
+	unlink(sym->file);
 }
 
 /* Returns the number of bytes copied. */
@@ -385,9 +476,16 @@ static void no_table(const char *prog, pid_t pid, int status, enum stats_mode mo
 			(int)pid, SLUBRUN_LIBNAME);
 }
 
-/* --stats (@mode), --fs (@fs: its directory, "" for the default): slubrun outlives the program. */
-static int run_supervised(char **argv, enum stats_mode mode, const char *fs)
+/*
+ * --stats (@mode), --fs (@fs: its directory, "" for the default), reports
+ * decoded (@symbolizer: slub-symbolize's path): slubrun outlives the program.
+ */
+static int run_supervised(char **argv, enum stats_mode mode, const char *fs,
+			  const char *symbolizer)
 {
+	struct symbolizer sym = { .path = symbolizer };
+	if (sym.path && !symbolizer_start(&sym))
+		return 127;
 	/* The tables go to a private file, printed after the program is done. */
 	char stats_path[] = "/tmp/slubrun-stats-XXXXXX";
 	int stats_fd = -1;
@@ -466,11 +564,21 @@ static int run_supervised(char **argv, enum stats_mode mode, const char *fs)
 	 * forgets it.
 	 */
 	siginfo_t info;
-	while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) < 0)
-		if (errno != EINTR) {
+	for (;;) {
+		/* Following the report file: reports come out as they are written. */
+		int flags = WEXITED | WNOWAIT | (sym.path ? WNOHANG : 0);
+		memset(&info, 0, sizeof(info));
+		if (waitid(P_PID, (id_t)pid, &info, flags) < 0) {
+			if (errno == EINTR)
+				continue;
 			perror("slubrun: waitid");
 			return 127;
 		}
+		if (info.si_pid == pid)
+			break;
+		symbolizer_pump(&sym);
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
+	}
 	sigprocmask(SIG_BLOCK, &held, NULL);
 	child = 0;
 	int status;
@@ -481,6 +589,8 @@ static int run_supervised(char **argv, enum stats_mode mode, const char *fs)
 		}
 	if (fs)
 		slubrun_fs_unmount(&tree);
+	if (sym.path)
+		symbolizer_stop(&sym);
 	/* A program that could not be run (126, 127) has said so already. */
 	bool ran = !WIFEXITED(status) || (WEXITSTATUS(status) != 126 && WEXITSTATUS(status) != 127);
 	if (stats_fd >= 0) {
@@ -522,7 +632,7 @@ int main(int argc, char **argv)
 	static const char default_fs[] = "";
 	const char *options = NULL, *debug = NULL, *debug_arg = NULL, *fs = NULL;
 	enum stats_mode stats = STATS_NONE;
-	bool help = false, abort_on_error = false;
+	bool help = false, abort_on_error = false, symbolize = true;
 	int i = 1;
 	if (argc == 2 && !strcmp(argv[1], LISTING_CHILD))
 		return 0;	/* the list is printed at load */
@@ -551,6 +661,20 @@ int main(int argc, char **argv)
 			debug_arg = argv[i];
 		} else if (!strcmp(argv[i], "--leak-check")) {
 			leak_check = true;
+		} else if (!strcmp(argv[i], "--no-symbolize")) {
+			symbolize = false;
+		} else if (!strcmp(argv[i], "--no-exit-validate")) {
+			add_option("slub_exit_validate=0");
+		} else if (!strncmp(argv[i], "--error-exitcode=", 17)) {
+			char *end;
+			long code = strtol(argv[i] + 17, &end, 10);
+			if (!argv[i][17] || *end || code < 1 || code > 255) {
+				fprintf(stderr, "slubrun: %s: the status must be 1 to 255\n", argv[i]);
+				return 2;
+			}
+			char opt[48];
+			snprintf(opt, sizeof(opt), "slub_error_exitcode=%ld", code);
+			add_option(opt);
 		} else if (!strcmp(argv[i], "--options")) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "slubrun: --options needs a SLUB_OPTIONS string, "
@@ -611,7 +735,12 @@ int main(int argc, char **argv)
 	}
 
 	slubrun_check_program(argv[i], SLUBRUN_LIBNAME);
-	if (stats == STATS_NONE && !fs)
+	/* The reports decoded, unless the user sends them somewhere already. */
+	const char *symbolizer = NULL;
+	if (symbolize && (debug || leak_check || abort_on_error) &&
+	    !strstr(getenv("SLUB_OPTIONS") ? getenv("SLUB_OPTIONS") : "", "report_file"))	/* --options' are in it */
+		symbolizer = find_symbolizer();
+	if (stats == STATS_NONE && !fs && !symbolizer)
 		exec_program(&argv[i]);
-	return run_supervised(&argv[i], stats, fs);
+	return run_supervised(&argv[i], stats, fs, symbolizer);
 }

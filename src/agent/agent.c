@@ -50,6 +50,7 @@
 #include "base/options.h"
 #include "base/report.h"
 #include "base/start.h"
+#include "slab/debug/leak_live.h"
 #include "stack/stacktrace.h"
 
 #define AGENT_CLIENTS 8
@@ -203,6 +204,8 @@ static bool answer(int fd, char *line, const char *payload, size_t payload_len)
 			put(&o, name);
 			put(&o, "\n");
 		}
+	} else if (n == 1 && !strcmp(f[0], "leaks")) {
+		o.len = slub_leak_scan_live(o.buf, o.size);
 	} else if ((n == 3 && !strcmp(f[0], "read")) || (n == 4 && !strcmp(f[0], "write"))) {
 		struct attr_op op = { f[1], f[2], payload, payload_len, &o, -ENOENT };
 		unsigned long errors = slub_errors();

@@ -19,6 +19,7 @@
  *   attrs                     each attribute: "mode\tname\n" (mode in octal)
  *   read\tCACHE\tATTR         the attribute's text, as the kernel's file
  *   write\tCACHE\tATTR\tLEN   then LEN bytes: written as `echo` would
+ *   leaks                     a leak scan, kmemleak's (needs slub_debug U): its listing
  * CACHE is a cache's id (its directory), its name or an alias.  The answer
  * to each request is "STATUS\tLEN\n" and LEN bytes (none after an error;
  * after a write of validate, the number of problems reported while it

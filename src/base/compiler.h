@@ -24,6 +24,26 @@
 #define smp_load_acquire(p)  __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define smp_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
+/*
+ * A flag a fast path reads while another thread may set it, where a stale
+ * value costs nothing (the kernel's data_race()): a plain load, which the
+ * compiler folds into a compare with memory (a relaxed atomic load costs
+ * one more instruction there); under TSan an atomic one, so that the race
+ * meant to be is not reported.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define SLUB_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SLUB_TSAN 1
+#endif
+#endif
+#ifdef SLUB_TSAN
+#define data_race(x) READ_ONCE(x)
+#else
+#define data_race(x) (x)
+#endif
+
 /* Raise *@p to @v if it is lower (relaxed: a statistic or a threshold). */
 static inline void atomic_max_ulong(unsigned long *p, unsigned long v)
 {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * maps.c - look an address up in /proc/self/maps (maps.h), the one parser
- * of that file: reports name stack frames with it.
+ * of that file and of /proc/self/smaps' headers and sizes: reports name
+ * stack frames with it, the leak scan finds its roots.
  */
 #define _GNU_SOURCE
 #include "base/maps.h"
@@ -46,13 +47,60 @@ static void copy_path(char *to, size_t len, const char *from)
 	to[n] = 0;
 }
 
-bool maps_walk(bool (*fn)(const struct maps_entry *e, const char *path, void *arg), void *arg)
+/*
+ * A line of smaps after its mapping's header ("Rss:    12 kB"): true, and
+ * what @e holds of it filled in.  A header's first word has no colon.
+ */
+static bool parse_size(const char *line, struct maps_entry *e)
+{
+	const char *colon = strchr(line, ':'), *space = strchr(line, ' ');
+	if (!colon || (space && space < colon))
+		return false;
+	size_t *to = !strncmp(line, "Rss:", 4) ? &e->rss : !strncmp(line, "Swap:", 5) ? &e->swap : NULL;
+	if (to)
+		*to = strtoul(colon + 1, NULL, 10) << 10;	/* always in kB */
+	if (!strncmp(line, "VmFlags:", 8))
+		e->userfault = strstr(colon, " um") != NULL;	/* two-letter flags, space-led */
+	return true;
+}
+
+/*
+ * smaps gives a mapping's sizes after its header: it is held until the
+ * next header (or the end).  Only smaps' walk has one on its stack, which
+ * maps_find's callers, reports on a signal stack among them, are spared.
+ */
+struct held {
+	bool full;
+	struct maps_entry e;
+	char path[MAPS_LINE];
+};
+
+static bool take_line(char *line, struct held *h,
+		      bool (*fn)(const struct maps_entry *e, const char *path, void *arg), void *arg)
+{
+	struct maps_entry e = { .rss = SIZE_MAX, .swap = SIZE_MAX, .userfault = true };
+	const char *name;
+	if (h && h->full && parse_size(line, &h->e))
+		return false;
+	if (!parse_line(line, &e, &name))
+		return false;
+	if (!h)
+		return fn(&e, name, arg);
+	bool stop = h->full && fn(&h->e, h->path, arg);
+	h->e = e;			/* sizes unknown until their lines come */
+	copy_path(h->path, sizeof(h->path), name);
+	h->full = true;
+	return stop;
+}
+
+static bool walk(const char *file, struct held *h,
+		 bool (*fn)(const struct maps_entry *e, const char *path, void *arg), void *arg)
 {
 	char buf[MAPS_LINE];
 	size_t have = 0;
 	bool stop = false;
 	int cancel = os_cancel_off();
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		os_cancel_restore(cancel);
 		return false;
@@ -66,10 +114,7 @@ bool maps_walk(bool (*fn)(const struct maps_entry *e, const char *path, void *ar
 		char *line = buf, *nl;
 		while (!stop && (nl = strchr(line, '\n'))) {
 			*nl = 0;
-			struct maps_entry e;
-			const char *name;
-			if (parse_line(line, &e, &name))
-				stop = fn(&e, name, arg);
+			stop = take_line(line, h, fn, arg);
 			line = nl + 1;
 		}
 		have = strlen(line);		/* a partial line: keep it */
@@ -77,9 +122,23 @@ bool maps_walk(bool (*fn)(const struct maps_entry *e, const char *path, void *ar
 		if (have == sizeof(buf) - 1)
 			have = 0;		/* longer than a path can be: drop it */
 	}
+	if (!stop && h && h->full)
+		fn(&h->e, h->path, arg);
 	close(fd);
 	os_cancel_restore(cancel);
 	return true;
+}
+
+bool maps_walk(bool (*fn)(const struct maps_entry *e, const char *path, void *arg), void *arg)
+{
+	return walk("/proc/self/maps", NULL, fn, arg);
+}
+
+bool maps_walk_sizes(bool (*fn)(const struct maps_entry *e, const char *path, void *arg),
+		     void *arg)
+{
+	struct held h = { .full = false };
+	return walk("/proc/self/smaps", &h, fn, arg);
 }
 
 struct find {

@@ -22,6 +22,8 @@ struct maps_entry {
 	uintptr_t offset;	/* file offset of start */
 	unsigned long inode;	/* 0 for anonymous memory */
 	char perms[5];		/* "r-xp" */
+	size_t rss, swap;	/* bytes resident, swapped out (SIZE_MAX: not known) */
+	bool userfault;		/* a missing page is a userfaultfd's to fill (true: not known) */
 };
 
 /*
@@ -39,5 +41,12 @@ __hidden bool maps_find(uintptr_t addr, struct maps_entry *e, char *path, size_t
  */
 __hidden bool maps_walk(bool (*fn)(const struct maps_entry *e, const char *path, void *arg),
 			void *arg);
+/*
+ * maps_walk() over /proc/self/smaps: each entry's rss and swap filled in.
+ * Slower (the kernel walks each mapping's page tables); @fn is called for
+ * a mapping once the next one's header is read.
+ */
+__hidden bool maps_walk_sizes(bool (*fn)(const struct maps_entry *e, const char *path,
+					 void *arg), void *arg);
 
 #endif

@@ -322,13 +322,15 @@ bool options_exit_stats_here(void)
  * (maybe inside the first malloc) cannot do: SLUB_OPTIONS=help lists the
  * options even in a program that never allocates, and the options are
  * parsed for the layers above that act at load (the debug layer readies
- * its unwinder after this, at priority 103).  The values are those in
+ * its unwinder after this, at priority 103, for slub_debug's U, abort
+ * on error and KFENCE's stacks).  The values are those in
  * force now: a later slub_setup() is not in the list.
  */
 __attribute__((constructor(102))) static void options_at_load(void)
 {
 	const char *env = secure_getenv("SLUB_OPTIONS");
-	if (!env || (!strstr(env, "help") && !strstr(env, "abort") && !strstr(env, "debug")))
+	if (!env || (!strstr(env, "help") && !strstr(env, "abort") && !strstr(env, "debug") &&
+		     !strstr(env, "kfence")))
 		return;
 	pthread_mutex_lock(&options_lock);
 	if (!__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE)) {

@@ -80,6 +80,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "the leak check lists the blocks still reachable at exit too, by call site") \
 	X(leak_suppressions, "slub_leak_suppressions", OPT_STRING, 0, 0, 0,      \
 	  "a file of leak:PATTERN lines (LeakSanitizer's syntax): call sites the leak check does not list") \
+	X(leak_min_age, "slub_leak_min_age", OPT_INT, 5000, 0, INT_MAX,       \
+	  "a live leak scan (slabinfo -p PID --leaks) lists no block younger than this many ms (kmemleak's 5 s)") \
 	X(leak_check_pid, "slub_leak_check_pid", OPT_INT, 0, 0, INT_MAX,      \
 	  "only the process with this pid lists its leaks (0: every one)")    \
 	X(exit_stats_internal, "slub_exit_stats_internal", OPT_BOOL, 0, 0, 1,  \
@@ -88,6 +90,12 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "the slub_exit_stats table is followed by each cache's statistics counters (-DSLUB_STATS=ON builds)") \
 	X(abort_on_error, "slub_abort_on_error", OPT_BOOL, 0, 0, 1,           \
 	  "after an error report, print the stack and abort() (warnings never stop)") \
+	X(report_paths, "slub_report_paths", OPT_BOOL, 0, 0, 1,               \
+	  "stack frames name their module by its path, for slub-symbolize (0: by its file name, as the kernel)") \
+	X(exit_validate, "slub_exit_validate", OPT_BOOL, 1, 0, 1,             \
+	  "with any slub_debug flag, validate every debug cache at exit and print an ERROR SUMMARY line") \
+	X(error_exitcode, "slub_error_exitcode", OPT_INT, 0, 0, 255,          \
+	  "at exit, if errors were reported, exit with this status (0: the program's own)") \
 	X(agent, "slub_agent", OPT_BOOL, 0, 0, 1,                             \
 	  "a thread answers slabinfo -p and slubfs on $XDG_RUNTIME_DIR/slub/<pid>.sock") \
 	X(failslab, "failslab", OPT_STRING, 0, 0, 0,                          \
@@ -97,7 +105,19 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(fail_page_alloc, "fail_page_alloc", OPT_STRING, 0, 0, 0,            \
 	  "fail page allocations: <interval>,<probability %>,<space pages>,<times (-1: no limit)>") \
 	X(fail_verbose, "fail_verbose", OPT_BOOL, 0, 0, 1,                    \
-	  "report each failure failslab or fail_page_alloc injects, in one line")
+	  "report each failure failslab or fail_page_alloc injects, in one line") \
+	X(init_on_alloc, "init_on_alloc", OPT_BOOL, 0, 0, 1,                  \
+	  "zero every slab object when it is allocated (not caches with a constructor; RCU and P caches only for __GFP_ZERO)") \
+	X(init_on_free, "init_on_free", OPT_BOOL, 0, 0, 1,                    \
+	  "zero every slab object when it is freed (not caches with a constructor, RCU or P)") \
+	X(freelist_random, "slab_freelist_random", OPT_BOOL, 0, 0, 1,         \
+	  "a new slab's objects are handed out in a random order (CONFIG_SLAB_FREELIST_RANDOM)") \
+	X(kfence_sample_every, "kfence.sample_every", OPT_INT, 0, 0, INT_MAX, \
+	  "KFENCE: every N-th slab allocation comes from the guarded pool (1: all while it lasts; 0: off)") \
+	X(kfence_sample_interval, "kfence.sample_interval", OPT_INT, 0, 0, 3600000, \
+	  "KFENCE: one allocation every N ms comes from the guarded pool (0: off)") \
+	X(kfence_num_objects, "kfence.num_objects", OPT_INT, 255, 1, 65535,   \
+	  "KFENCE: objects in the guarded pool, each on a page between guard pages")
 
 enum slub_option_id {
 #define X(id, name, type, def, min, max, help) OPT_##id,

@@ -21,6 +21,7 @@
 
 static int report_fd = STDERR_FILENO;
 static unsigned long report_events;
+static unsigned long report_bugs;
 
 /* The last event's text, for tests; a seqlock-free best effort copy. */
 static char last_event[SLUB_REPORT_LINE];
@@ -107,12 +108,15 @@ static void report_fork_child(void)
 slub_initcall(report_initcall, .fork_level = FORK_REPORT, .fork_prepare = report_fork_prepare,
 	      .fork_parent = report_fork_parent, .fork_child = report_fork_child);
 
-enum report_kind { REPORT_CONT, REPORT_EVENT, REPORT_WARNING, REPORT_RAW, REPORT_RAW_EVENT };
+enum report_kind {
+	REPORT_CONT, REPORT_EVENT, REPORT_WARNING, REPORT_RAW, REPORT_RAW_EVENT, REPORT_BUG,
+};
 
 static void vreport(enum report_kind kind, const char *fmt, va_list ap)
 {
 	char buf[SLUB_REPORT_LINE];
-	bool count = kind == REPORT_EVENT || kind == REPORT_WARNING || kind == REPORT_RAW_EVENT;
+	bool count = kind == REPORT_EVENT || kind == REPORT_WARNING || kind == REPORT_RAW_EVENT ||
+		     kind == REPORT_BUG;
 	int saved_errno = errno;	/* reports must not disturb errno */
 	/* Events carry the library's name (a preloaded program has others); kernel-format lines do not. */
 	int pre = kind == REPORT_EVENT || kind == REPORT_WARNING ? snprintf(buf, sizeof(buf), "slub: ") : 0;
@@ -125,6 +129,8 @@ static void vreport(enum report_kind kind, const char *fmt, va_list ap)
 	if (n == 0 || buf[n - 1] != '\n')
 		buf[n++] = '\n';
 	buf[n] = 0;
+	if (kind == REPORT_EVENT || kind == REPORT_BUG)
+		__atomic_add_fetch(&report_bugs, 1, __ATOMIC_RELAXED);
 	if (count) {
 		__atomic_add_fetch(&report_events, 1, __ATOMIC_RELAXED);
 		if (!__atomic_exchange_n(&last_event_lock, 1, __ATOMIC_ACQUIRE)) {
@@ -134,7 +140,7 @@ static void vreport(enum report_kind kind, const char *fmt, va_list ap)
 	}
 	int fd = READ_ONCE(report_fd);
 	report_write(fd, buf, (size_t)n);
-	if (kind == REPORT_EVENT || kind == REPORT_RAW_EVENT) {
+	if (kind == REPORT_EVENT || kind == REPORT_RAW_EVENT || kind == REPORT_BUG) {
 		if (block_depth)
 			block_event = true;	/* stop at the block's end */
 		else if (READ_ONCE(slub_opt(abort_on_error)))
@@ -161,6 +167,37 @@ REPORT_FN(slub_report_cont, REPORT_CONT)
 REPORT_FN(slub_warn, REPORT_WARNING)
 REPORT_FN(slub_report_line, REPORT_RAW)
 REPORT_FN(slub_report_error, REPORT_RAW_EVENT)
+REPORT_FN(slub_report_bug, REPORT_BUG)
+
+/* Set at load by the stack layer (stack/stacktrace.c), read on report paths. */
+static void (*site_writer)(void);
+
+void report_set_site_writer(void (*write_site)(void))
+{
+	__atomic_store_n(&site_writer, write_site, __ATOMIC_RELEASE);
+}
+
+void slub_report_call(const char *fmt, ...)
+{
+	va_list ap;
+	/* One block: under slub_abort_on_error the program stops after the site, not before. */
+	slub_report_begin();
+	va_start(ap, fmt);
+	vreport(REPORT_EVENT, fmt, ap);
+	va_end(ap);
+	void (*writer)(void) = __atomic_load_n(&site_writer, __ATOMIC_ACQUIRE);
+	if (writer) {
+		int saved_errno = errno;
+		writer();
+		errno = saved_errno;
+	}
+	slub_report_end();
+}
+
+unsigned long slub_report_bugs(void)
+{
+	return __atomic_load_n(&report_bugs, __ATOMIC_RELAXED);
+}
 
 void slub_report_count(void)
 {

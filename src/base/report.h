@@ -27,6 +27,22 @@ __hidden void slub_report_cont(const char *fmt, ...) __printf(1, 2);
  */
 __hidden void slub_warn(const char *fmt, ...) __printf(1, 2);
 __hidden void slub_vreport(bool count, const char *fmt, va_list ap);
+/*
+ * An event about a call the program made into the allocator (a free of
+ * what is no block, a double free): slub_report(), then where the call
+ * was made ("slub:   at function+off/size [module]", "by" its callers),
+ * from the site writer the stack layer registers.  The stack is taken
+ * here, on the report path only: the good calls pay nothing for it.
+ */
+__hidden void slub_report_call(const char *fmt, ...) __printf(1, 2);
+/* Register the writer of slub_report_call()'s site lines; no malloc, no lock. */
+__hidden void report_set_site_writer(void (*write_site)(void));
+/*
+ * Errors reported so far: each event (slub_report(), slub_report_call())
+ * and each BUG banner (slub_report_bug()), not the FIX and detail lines
+ * that go with them, nor warnings: what an ERROR SUMMARY counts.
+ */
+__hidden unsigned long slub_report_bugs(void);
 
 /*
  * Multi-line reports in the kernel's format (slab debugging): between
@@ -39,6 +55,8 @@ __hidden void slub_vreport(bool count, const char *fmt, va_list ap);
 __hidden void slub_report_begin(void);
 __hidden void slub_report_end(void);
 __hidden void slub_report_error(const char *fmt, ...) __printf(1, 2);
+/* slub_report_error() that is a BUG banner: one more for slub_report_bugs(). */
+__hidden void slub_report_bug(const char *fmt, ...) __printf(1, 2);
 __hidden void slub_report_line(const char *fmt, ...) __printf(1, 2);
 __hidden void slub_report_count(void);
 

@@ -38,6 +38,7 @@ enum slub_init_level {
 	INIT_NONE,
 	INIT_BASE,	/* options, report file, fault injection, OS checks */
 	INIT_PAGE,	/* the zones */
+	INIT_SLAB,	/* what the slab layer sets up before its first cache (KFENCE's pool) */
 	NR_INIT_LEVELS
 };
 

@@ -249,16 +249,16 @@ static __noinline void sized_free_slow(void *p, size_t align, size_t size, const
 	if (!ok)
 		return;		/* not ours: reported and ignored, as free() does */
 	if (size > usable)
-		slub_report("%s: size %zu is larger than block %p (%zu bytes); freed anyway", caller,
+		slub_report_call("%s: size %zu is larger than block %p (%zu bytes); freed anyway", caller,
 			    size, p, usable);
 	else if (asked && size != asked)
-		slub_report("%s: size %zu is not the %zu bytes block %p was allocated with; freed "
+		slub_report_call("%s: size %zu is not the %zu bytes block %p was allocated with; freed "
 			    "anyway", caller, size, asked, p);
 	else if (!align || (align & (align - 1)))
-		slub_report("%s: alignment %zu is not a power of two (block %p); freed anyway",
+		slub_report_call("%s: alignment %zu is not a power of two (block %p); freed anyway",
 			    caller, align, p);
 	else if ((uintptr_t)p & (align - 1))
-		slub_report("%s: block %p is not aligned to %zu; freed anyway", caller, p, align);
+		slub_report_call("%s: block %p is not aligned to %zu; freed anyway", caller, p, align);
 	free(p);
 }
 

@@ -40,6 +40,7 @@
 #include "malloc/malloc_extents.h"
 #include "page/page_alloc.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/core/slab_common.h"
 #include "slab/debug/slab_leak.h"
 
 #define EXTENT_HDR 128
@@ -169,6 +170,7 @@ static bool check_range(struct extent_hdr *h, const char *what, uint8_t *start, 
 	} else {
 		dump_around("Object   ", start, len, fault, 64);
 	}
+	debug_dump_stack();
 	debug_fix(large_name, "Restoring %s 0x%016lx-0x%016lx=0x%x", what, PTR(fault), PTR(end - 1),
 		  value);
 	memset(fault, value, (size_t)(end - fault));
@@ -193,6 +195,7 @@ static void report_header(struct extent_hdr *h, const void *p, const char *calle
 			 "(an underflow of more than %zu bytes)", caller, PTR(p),
 			 sizeof(h->left_red));
 	print_section("Header   ", h, sizeof(*h));
+	debug_dump_stack();
 	debug_fix(large_name, "Block freed unchecked (its size is lost)");
 	slub_report_end();
 }
@@ -205,6 +208,7 @@ static void report_already_free(struct extent_hdr *h, const void *p, const char 
 	slub_report_line("INFO: %s(0x%016lx): double free (the block was freed before); ignored",
 			 caller, PTR(p));
 	print_trailer(h);
+	debug_dump_stack();
 	slub_report_end();
 }
 
@@ -292,7 +296,7 @@ static bool report_array_delete(void *p, const char *caller)
 	struct extent_hdr *h = extent_hdr_of((uint8_t *)p - sizeof(size_t), &corrupt);
 	if (!h || corrupt || __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != EXTENT_LIVE)
 		return false;
-	slub_report("%s: invalid pointer %p (8 bytes into the block at %p of %s: C++ delete of an "
+	slub_report_call("%s: invalid pointer %p (8 bytes into the block at %p of %s: C++ delete of an "
 		    "array from new[]?); ignored", caller, p, (void *)data_of(h), large_name);
 	return true;
 }
@@ -399,4 +403,34 @@ void slub_leak_collect_extents(struct leak_table *lt)
 		page_for_each_block(collect_extent, lt);
 		page_for_each_large(collect_extent, lt);
 	}
+}
+
+/* ---- validation at exit (slab_exit.c) ---------------------------------------------- */
+
+static void validate_extent(struct page *head, void *arg)
+{
+	(void)arg;
+	if (!(page_flags(head) & PG_extent))
+		return;
+	struct extent_hdr *h = hdr_at_start(memmap_page_address(head),
+					    head->nr_extent_pages << PAGE_SHIFT);
+	if (h && __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) == EXTENT_LIVE)
+		check_red_zones(h);
+}
+
+/*
+ * The red zones of every live block, and the poison of every block in the
+ * quarantine: each taken out of it first (an exchange, as quarantine_put()
+ * does), so no other thread releases it meanwhile, then checked and freed.
+ */
+void slub_exit_validate_extents(void)
+{
+	if (!extent_debug_flags())
+		return;
+	for (unsigned int i = 0; i < QUARANTINE_SLOTS; i++) {
+		struct extent_hdr *h = __atomic_exchange_n(&quarantine[i], NULL, __ATOMIC_ACQ_REL);
+		if (h)
+			unquarantine(h);
+	}
+	page_for_each_block(validate_extent, NULL);
 }

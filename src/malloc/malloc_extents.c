@@ -6,12 +6,15 @@
  * map.  Up to 4 MiB they are runs of buddy blocks; above, mappings of
  * their own, which realloc resizes in place and which a small cache of
  * recently freed ones saves from being unmapped and faulted in again when
- * a program frees a big buffer and asks for big buffers again.
+ * a program frees a big buffer and asks for big buffers again.  Freed
+ * buddy extents wait in bins for the next malloc of their size
+ * (malloc_extent_bins.c), not merged into the buddy lists.
  */
 #define _GNU_SOURCE
 #include "malloc/malloc_extents.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 #include "page/decay_thread.h"
@@ -21,6 +24,7 @@
 #include "base/report.h"
 #include "malloc/malloc_classes.h"
 #include "malloc/malloc_debug.h"
+#include "malloc/malloc_extent_bins.h"
 
 /*
  * The cache: a few freed mappings, 128 MiB at most, each in a slot taken
@@ -231,7 +235,11 @@ static struct page *extent_cache_take(unsigned long nr, unsigned long *dirty)
 void slub_malloc_pages_taken(unsigned long fresh)
 {
 	int saved_errno = errno;
-	extent_cache_expire(os_now_ms());
+	uint64_t now = os_now_ms();
+	extent_bins_expire(now);
+	if (fresh && READ_ONCE(page_alloc_stats.binned))
+		extent_bins_drain(fresh);	/* to the buddy lists: the next blocks come from them */
+	extent_cache_expire(now);
 	for (int i = 0; i < EXTENT_CACHE_SLOTS && fresh; i++) {
 		uint64_t when = READ_ONCE(extent_cache_when[i]);
 		struct page *page = extent_cache_slot_take(i);
@@ -255,11 +263,13 @@ bool slub_malloc_idle_tick(uint64_t now_ms)
 {
 	if (READ_ONCE(page_alloc_stats.idle_extents))
 		extent_cache_expire(now_ms);
-	return READ_ONCE(page_alloc_stats.idle_extents) != 0;
+	extent_bins_expire(now_ms);
+	return slub_malloc_keeps_extents();
 }
 
 void extent_cache_drain(void)
 {
+	extent_bins_drain(ULONG_MAX);
 	for (int i = 0; i < EXTENT_CACHE_SLOTS; i++) {
 		struct page *page = extent_cache_slot_take(i);
 		if (page)
@@ -283,6 +293,17 @@ void *extent_alloc_pages(size_t size, size_t align, gfp_t gfp)
 	}
 	unsigned long nr = pages_for(size);
 	struct page *page = NULL;
+	/* A calloc takes fresh or decommitted pages, as below, not a bin's dirty ones. */
+	if (nr <= MAX_ORDER_NR_PAGES && align <= PAGE_SIZE && !(gfp & __GFP_ZERO)) {
+		unsigned long have;
+		page = extent_bins_take(nr, &have);
+		if (page) {
+			page->nr_extent_pages = have;
+			/* No other writer: a plain store, not a locked or. */
+			__atomic_store_n(&page->flags, page_flags(page) | PG_extent, __ATOMIC_RELEASE);
+			return memmap_page_address(page);
+		}
+	}
 	/* Every extent call ages the cache: it holds memory nobody uses. */
 	if (READ_ONCE(page_alloc_stats.idle_extents))
 		extent_cache_expire(os_now_ms());
@@ -383,10 +404,11 @@ static bool is_kmalloc_large(const void *p)
 
 bool extent_report_freed(const void *p, const char *caller)
 {
-	if (((uintptr_t)p & (ARCH_SLAB_MINALIGN - 1)) || !extent_freed_recently(p) ||
+	if (((uintptr_t)p & (ARCH_SLAB_MINALIGN - 1)) ||
+	    !(extent_freed_recently(p) || extent_bins_hold(p)) ||
 	    extent_bytes(p) || is_kmalloc_large(p))
 		return false;
-	slub_report("%s: %s %p (a block above %lu KiB, freed before); ignored", caller,
+	slub_report_call("%s: %s %p (a block above %lu KiB, freed before); ignored", caller,
 		    strcmp(caller, "realloc") ? "double free of" : "realloc of freed block", p,
 		    (unsigned long)MALLOC_MAX_CLASS_SIZE >> 10);
 	return true;
@@ -415,9 +437,11 @@ bool extent_free_pages(void *p)
 		extent_cache_return(page, now);	/* whatever its size: the cache costs no peak */
 	else if (release)
 		release_pages_extent(page, nr);
-	else
+	else if (!extent_bins_put(page, nr, now))
 		extent_release(page);
-	extent_cache_expire(now);
+	extent_bins_expire(now);
+	if (READ_ONCE(page_alloc_stats.idle_extents))
+		extent_cache_expire(now);
 	return true;
 }
 

@@ -49,13 +49,16 @@ static struct mallinfo2 collect(void)
 	unsigned long large_bytes = (READ_ONCE(page_alloc_stats.large_pages) << PAGE_SHIFT) - idle_bytes;
 	unsigned long large = READ_ONCE(page_alloc_stats.large_allocs) -
 			      READ_ONCE(page_alloc_stats.idle_extents);
+	/* Buddy extents in malloc's bins: free and resident, like the buddy lists' dirty pages. */
+	unsigned long binned_bytes = binned_extent_pages() << PAGE_SHIFT;
 	extent_bytes -= idle_bytes;
 	/* Extents above 4 MiB are large regions: count them once, as "mmap". */
 	unsigned long buddy_extents = extent_bytes > large_bytes ? extent_bytes - large_bytes : 0;
-	unsigned long held = page_alloc_resident_free_pages() << PAGE_SHIFT;
+	buddy_extents = buddy_extents > binned_bytes ? buddy_extents - binned_bytes : 0;
+	unsigned long held = (page_alloc_resident_free_pages() << PAGE_SHIFT) + binned_bytes;
 	struct mallinfo2 mi = {
 		.arena = t.slab_bytes + buddy_extents + held,
-		.fsmblks = idle_bytes,	/* glibc: fastbin bytes; here: cached mappings */
+		.fsmblks = idle_bytes + binned_bytes,	/* glibc: fastbin bytes; here: kept extents */
 		.ordblks = t.partial_slabs,
 		.hblks = large,
 		.hblkhd = large_bytes,

@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/start.h"
 #include "base/fault_inject.h"
@@ -380,7 +381,7 @@ static void prep_new_page(struct zone *z, struct page *page, unsigned int order)
  */
 static __cold bool should_fail_alloc_page(gfp_t gfp, unsigned int order)
 {
-	if (gfp & __GFP_NOFAIL)
+	if (gfp & (__GFP_NOFAIL | __GFP_NOINJECT))
 		return false;
 	if (!should_fail(&fail_page_alloc_attr, 1L << order, "fail_page_alloc", NULL, order))
 		return false;
@@ -401,7 +402,7 @@ static struct page *alloc_failed(gfp_t gfp, unsigned int order, const char *why)
 static void bad_page(const char *caller, const void *addr, unsigned int order,
 		     const char *why)
 {
-	slub_report("BUG: Bad page state: %s(%p, order %u): %s; ignored",
+	slub_report_call("BUG: Bad page state: %s(%p, order %u): %s; ignored",
 		    caller, addr, order, why);
 }
 
@@ -454,7 +455,7 @@ static struct page *alloc_large_region(struct zone *z, gfp_t gfp, unsigned int o
 				       unsigned long nr, size_t align)
 {
 	/* Fresh pages: the malloc library's cached mappings give back as many first. */
-	if (unlikely(READ_ONCE(page_alloc_stats.idle_extents)))
+	if (unlikely(slub_malloc_keeps_extents()))
 		slub_malloc_pages_taken(nr);
 	struct mem_region *r = memmap_add_region(nr, REGION_LARGE, z->type,
 						 z->type == ZONE_DMA32, align);
@@ -545,12 +546,12 @@ static void free_large(struct page *page, unsigned long addr, unsigned int order
 			pthread_mutex_unlock(&z->lock);
 		}
 	} else if (!strcmp(why, "invalid address")) {
-		slub_report("%s: invalid address %#lx (not from the page allocator); ignored",
+		slub_report_call("%s: invalid address %#lx (not from the page allocator); ignored",
 			    caller, addr);
 	} else if (!strcmp(why, "unaligned")) {
-		slub_report("%s: invalid address %#lx (not page aligned); ignored", caller, addr);
+		slub_report_call("%s: invalid address %#lx (not page aligned); ignored", caller, addr);
 	} else if (!strcmp(why, "invalid page")) {
-		slub_report("%s: invalid page %p (not a page descriptor of ours); ignored",
+		slub_report_call("%s: invalid page %p (not a page descriptor of ours); ignored",
 			    caller, (void *)page);
 	} else {
 		bad_page(caller, (void *)addr, order, why);
@@ -907,10 +908,12 @@ static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, b
 							     : "out of memory");
 	}
 	/* No lock held: the malloc library may give mappings back from here. */
-	if (unlikely(READ_ONCE(page_alloc_stats.idle_extents)))
+	if (unlikely(slub_malloc_keeps_extents()))
 		slub_malloc_pages_taken(*zero ? 1UL << order : 0);
 	return page;
 }
+
+static struct page *alloc_nofail(int nid, gfp_t gfp, unsigned int order);
 
 struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 {
@@ -925,17 +928,41 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 	if (unlikely(order > MAX_PAGE_ORDER)) {
 		if (order > MAX_LARGE_ORDER)
 			return alloc_failed(gfp, order, "order too large");
-		return alloc_large(z, gfp, order);
+		struct page *large = alloc_large(z, gfp, order);
+		return large || !(gfp & __GFP_NOFAIL) ? large : alloc_nofail(nid, gfp, order);
 	}
 	struct page *page = buddy_alloc(z, gfp, order, &zero, true);
-	if (!page)
-		return NULL;
+	if (unlikely(!page))
+		return gfp & __GFP_NOFAIL ? alloc_nofail(nid, gfp, order) : NULL;
 	prep_new_page(z, page, order);
 	if (zero)
 		set_page_flags(page, PG_head | PG_fresh);
 	else if (gfp & __GFP_ZERO)
 		memset(memmap_page_address(page), 0, PAGE_SIZE << order);
 	return page;
+}
+
+/*
+ * __GFP_NOFAIL, as the kernel's: never NULL.  There is no reclaim to wait
+ * for here, so wait for other threads' frees (and the decay's, the OS's):
+ * retry every millisecond, quietly after one warning.  Only an order no
+ * allocation can have, or an unusable system, still fails.
+ */
+static __cold struct page *alloc_nofail(int nid, gfp_t gfp, unsigned int order)
+{
+	static struct slub_ratelimit rs;
+	if (order > MAX_LARGE_ORDER || slub_unusable)
+		return NULL;
+	if (slub_ratelimit(&rs))
+		slub_warn("alloc_pages: __GFP_NOFAIL allocation of order %u failed; retrying until "
+			  "memory is freed", order);
+	for (;;) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+		struct page *page = alloc_pages_node(nid, (gfp & ~__GFP_NOFAIL) | __GFP_NOWARN, order);
+		if (page)
+			return page;
+	}
 }
 
 struct page *alloc_pages(gfp_t gfp, unsigned int order)
@@ -1021,7 +1048,7 @@ static bool free_large_or_invalid(struct page *page, unsigned int order, const c
 		return true;
 	}
 	if (!memmap_page_valid(page)) {
-		slub_report("%s: invalid page %p (not a page descriptor of ours); ignored", caller,
+		slub_report_call("%s: invalid page %p (not a page descriptor of ours); ignored", caller,
 			    (void *)page);
 		return true;
 	}
@@ -1045,12 +1072,12 @@ void free_pages(unsigned long addr, unsigned int order)
 	}
 	struct page *page = memmap_virt_to_page((void *)addr);
 	if (!page || !memmap_page_valid(page)) {
-		slub_report("free_pages: invalid address %#lx (not from the page allocator); ignored",
+		slub_report_call("free_pages: invalid address %#lx (not from the page allocator); ignored",
 			    addr);
 		return;
 	}
 	if (addr & ~PAGE_MASK) {
-		slub_report("free_pages: invalid address %#lx (not page aligned); ignored", addr);
+		slub_report_call("free_pages: invalid address %#lx (not page aligned); ignored", addr);
 		return;
 	}
 	free_pages_checked(page, order, "free_pages", true, false);
@@ -1517,4 +1544,30 @@ struct page *virt_to_page(const void *addr)
 int page_to_nid(const struct page *page)
 {
 	return memmap_page_valid(page) ? page_region(page)->node : NUMA_NO_NODE;
+}
+
+/* ---- alloc_pages_exact: extents under the kernel's names -------------------- */
+
+void *alloc_pages_exact(size_t size, gfp_t gfp)
+{
+	if (unlikely(!size)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	unsigned long nr = (unsigned long)((size - 1) >> PAGE_SHIFT) + 1;
+	struct page *page = alloc_pages_extent(gfp, nr, PAGE_SIZE);
+	return page ? memmap_page_address(page) : NULL;
+}
+
+void free_pages_exact(void *virt, size_t size)
+{
+	if (!virt)
+		return;
+	struct page *page = ((uintptr_t)virt & (PAGE_SIZE - 1)) ? NULL : virt_to_page(virt);
+	if (!page || !size) {
+		slub_report("free_pages_exact(%p, %zu): not a block alloc_pages_exact() handed out; "
+			    "ignored", virt, size);
+		return;
+	}
+	free_pages_extent(page, (unsigned long)((size - 1) >> PAGE_SHIFT) + 1);
 }

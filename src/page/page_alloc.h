@@ -80,8 +80,10 @@ struct page_alloc_stats {
 	unsigned long bound_pages;	/* of those, by the dirty bound */
 	unsigned long extents;		/* live extents (alloc_pages_extent) */
 	unsigned long extent_pages;
-	unsigned long idle_extents;	/* of those, freed and kept for reuse (malloc) */
+	unsigned long idle_extents;	/* of those, mappings freed and kept for reuse (malloc) */
 	unsigned long idle_extent_pages;
+	/* Of those, freed buddy extents in malloc's bins: count << 32 | pages (one add). */
+	unsigned long binned;
 	unsigned long remapped_extents;	/* moved by remap_pages_extent() (totals) */
 	unsigned long remapped_pages;
 	unsigned long split_extents;	/* made by split_pages_extent() (totals) */
@@ -91,6 +93,12 @@ extern __hidden struct page_alloc_stats page_alloc_stats;
 
 /* Largest order served at all (from direct mappings above MAX_PAGE_ORDER). */
 #define MAX_LARGE_ORDER 30	/* 4 TiB */
+/*
+ * Internal gfp bit: no injected failure (fail_page_alloc), yet free to fail
+ * for real.  The slab layer's own caches ask for it; __GFP_NOFAIL would
+ * retry for ever (alloc_pages_node).
+ */
+#define __GFP_NOINJECT 0x80000000u
 
 /*
  * Inside the page allocator (page_alloc.c, pcp.c): take a block from the
@@ -145,11 +153,28 @@ __hidden struct page *split_pages_extent(struct page *page, unsigned long nr,
 					 unsigned long take);
 /*
  * The malloc library's look at each page-level allocation while it holds
- * freed mappings (weak: nothing in libslub.so).  @fresh: pages of the block
+ * freed mappings or extents (weak: nothing in libslub.so).  @fresh: pages of the block
  * that were never touched or were given back, which the program is about to
  * make resident.
  */
 __hidden void slub_malloc_pages_taken(unsigned long fresh);
+
+/* page_alloc_stats.binned: what one extent of @nr pages adds, and the two halves. */
+#define BINNED_ONE(nr)		((1UL << 32) + (nr))
+static inline unsigned long binned_extents(void)
+{
+	return READ_ONCE(page_alloc_stats.binned) >> 32;
+}
+static inline unsigned long binned_extent_pages(void)
+{
+	return READ_ONCE(page_alloc_stats.binned) & 0xffffffffUL;
+}
+
+/* Does the malloc library keep freed extents (mappings or buddy extents)? */
+static inline bool slub_malloc_keeps_extents(void)
+{
+	return READ_ONCE(page_alloc_stats.idle_extents) | READ_ONCE(page_alloc_stats.binned);
+}
 
 /* Return every per-CPU list's pages to the buddy lists. */
 __hidden void page_alloc_drain_pcp(void);

@@ -11,10 +11,15 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 #include <slub.h>
 #include "base/maps.h"
 #include "base/options.h"
+#include "base/os.h"
 #include "base/report.h"
 
 /* Frames asked of the unwinder at most, ours and the skipped ones included. */
@@ -65,46 +70,175 @@ unsigned int stack_trace_save(uintptr_t *store, unsigned int size, unsigned int 
 	return got;
 }
 
-/* Small buffers: the reporting thread's stack may be small too. */
-#define DUMP_FRAMES 48
-#define DUMP_NAME 1024		/* longer module paths are cut */
+/* ---- the allocator's own frames ------------------------------------------------------ */
 
+static pthread_mutex_t own_lock = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t own_start, own_end;	/* written under own_lock, read relaxed */
 /*
- * Name the mapping @addr lies in: "path+0xoff" (addr2line -e path 0xoff),
- * or "?" if none.  From /proc/self/maps: backtrace_symbols_fd() would call
- * dladdr(), which takes dl_load_lock, and a thread inside dlopen() may hold
- * it while it waits for an allocator lock we hold.
+ * Linked into a program, the __cold functions: the linker puts them in
+ * .text.unlikely, before the program's main, so they cannot widen the
+ * span; each is its own range.
  */
-static void dump_frame_name(uintptr_t addr, char *out, size_t size)
+#define OWN_COLD_MAX 8
+static struct { uintptr_t start, end; } own_cold[OWN_COLD_MAX];
+static unsigned int nr_own_cold;
+static bool own_shared;			/* libslub is a shared object: its mapping is the span */
+static pthread_once_t own_once = PTHREAD_ONCE_INIT;
+
+static void own_span(uintptr_t start, uintptr_t end)
 {
-	struct maps_entry e;
-	char path[DUMP_NAME - 32];	/* room for the offset */
-	if (!maps_find(addr, &e, path, sizeof(path)))
-		snprintf(out, size, "?");
-	else
-		snprintf(out, size, "%s+%#lx", *path ? path : "[anonymous]",
-			 (unsigned long)(addr - e.start + e.offset));
+	pthread_mutex_lock(&own_lock);
+	uintptr_t lo = __atomic_load_n(&own_start, __ATOMIC_RELAXED);
+	uintptr_t hi = __atomic_load_n(&own_end, __ATOMIC_RELAXED);
+	if (!hi || start < lo)
+		__atomic_store_n(&own_start, start, __ATOMIC_RELAXED);
+	if (end > hi)
+		__atomic_store_n(&own_end, end, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&own_lock);
 }
 
-/* report_abort()'s stack writer: no allocation, no lock. */
+static void add_own_function(const void *fn, bool cold)
+{
+	char name[320];
+	uintptr_t start = (uintptr_t)fn;
+	if (stack_trace_symbol(start, name, sizeof(name)) != STACK_SYM_FUNCTION)
+		return;
+	const char *size = strstr(name, "/0x");
+	uintptr_t end = size ? start + strtoul(size + 3, NULL, 16) : start + 1;
+	if (!cold) {
+		own_span(start, end);
+		return;
+	}
+	pthread_mutex_lock(&own_lock);
+	unsigned int i = __atomic_load_n(&nr_own_cold, __ATOMIC_RELAXED);
+	if (i < OWN_COLD_MAX) {
+		own_cold[i].start = start;
+		own_cold[i].end = end;
+		__atomic_store_n(&nr_own_cold, i + 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&own_lock);
+}
+
+static void stack_trace_dump(int fd);
+static void report_site(void);
+
+/* Once: the shared object's text mapping, or this layer's and the report sink's functions. */
+static void find_own_text(void)
+{
+	struct maps_entry e;
+	char path[256];
+	if (maps_find((uintptr_t)&find_own_text, &e, path, sizeof(path)) && strstr(path, ".so")) {
+		own_span(e.start, e.end);
+		__atomic_store_n(&own_shared, true, __ATOMIC_RELEASE);
+		return;
+	}
+	static const void *const functions[] = {
+		stack_trace_save, stack_trace_save_report, stack_trace_dump_report, stack_trace_dump,
+		report_site, report_abort, report_write, slub_report_begin, slub_report, slub_report_error,
+		slub_report_end, slub_report_call, slub_report_bug,
+	};
+	for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++)
+		add_own_function(functions[i], false);
+}
+
+bool stack_trace_own_frame(uintptr_t addr)
+{
+	pthread_once(&own_once, find_own_text);
+	if (addr >= __atomic_load_n(&own_start, __ATOMIC_RELAXED) &&
+	    addr < __atomic_load_n(&own_end, __ATOMIC_RELAXED))
+		return true;
+	for (unsigned int i = 0, n = __atomic_load_n(&nr_own_cold, __ATOMIC_ACQUIRE); i < n; i++)
+		if (addr >= own_cold[i].start && addr < own_cold[i].end)
+			return true;
+	return false;
+}
+
+void stack_trace_add_own(const void *const *functions, unsigned int nr, bool cold)
+{
+	pthread_once(&own_once, find_own_text);
+	if (__atomic_load_n(&own_shared, __ATOMIC_ACQUIRE))
+		return;		/* the mapping holds them all */
+	for (unsigned int i = 0; i < nr; i++)
+		add_own_function(functions[i], cold);
+}
+
+/* ---- stacks for reports ------------------------------------------------------------- */
+
+unsigned int stack_trace_save_report(uintptr_t *store, unsigned int size)
+{
+	uintptr_t frames[STACK_TRACE_MAX - OWN_FRAMES_MAX - INTERCEPTOR_FRAMES - 1];
+	unwind_prime_walk();
+	unsigned int n = stack_trace_save(frames, sizeof(frames) / sizeof(frames[0]), 0);
+	unsigned int first = 0, got = 0;
+	while (first < n && stack_trace_own_frame(frames[first]))
+		first++;
+	for (; first + got < n && got < size; got++)
+		store[got] = frames[first + got];
+	return got;
+}
+
+/* Frames of a report's stack: as the kernel's dump_stack(), a deep one is cut. */
+#define REPORT_FRAMES 32
+/* Frames a release-mode report names: the call, then a few callers. */
+#define SITE_FRAMES 4
+
+void stack_trace_dump_report(const char *taint)
+{
+	uintptr_t frames[REPORT_FRAMES];
+	char comm[17] = "";
+	unsigned int n = stack_trace_save_report(frames, REPORT_FRAMES);
+	prctl(PR_GET_NAME, comm);	/* no file read: a report may come from anywhere */
+	slub_report_line("CPU: %u PID: %d TID: %d Comm: %s %s", os_current_cpu(), getpid(), gettid(),
+			 comm, taint);
+	slub_report_line("Call Trace:");
+	if (n)
+		stack_trace_print(frames, n, " ");
+	else
+		slub_report_line(" <no stack: the unwinder is not ready>");
+}
+
+/*
+ * The report sink's site writer (base/report.h): after a release-mode
+ * report of a bad call (a free of what is no block, a double free), where
+ * the program made it, valgrind's way: "at" the call, "by" its callers.
+ */
+static void report_site(void)
+{
+	uintptr_t frames[SITE_FRAMES];
+	char name[384];
+	unsigned int n = stack_trace_save_report(frames, SITE_FRAMES);
+	for (unsigned int i = 0; i < n; i++) {
+		stack_trace_symbol(frames[i], name, sizeof(name));
+		slub_report_cont("slub:   %s %s", i ? "by" : "at", name);
+	}
+}
+
+/* Small buffers: the reporting thread's stack may be small too. */
+#define DUMP_FRAMES 48
+
+/*
+ * report_abort()'s stack writer: no allocation, no lock.  From the
+ * program's frame on, named as in every report (function+off/size
+ * [module], or module+0xoff where no symbol covers it).
+ */
 static void stack_trace_dump(int fd)
 {
-	char line[DUMP_NAME + 64];
-	void *frames[DUMP_FRAMES];
+	uintptr_t frames[DUMP_FRAMES];
+	char line[512];
 
-	if (!unwind_primed()) {
+	unsigned int n = stack_trace_save_report(frames, DUMP_FRAMES);
+	if (!n) {
 		static const char none[] = "slub: no stack: the report came before start-up "
 					   "prepared the unwinder\n";
 		report_write(fd, none, sizeof(none) - 1);
 		return;
 	}
-	int n = unwind_backtrace(frames, DUMP_FRAMES);
 	static const char head[] = "slub: slub_abort_on_error: stack of the reporting thread:\n";
 	report_write(fd, head, sizeof(head) - 1);
-	for (int i = 3; i < n; i++) {	/* 0-2: unwind_backtrace, here, write_stack */
-		char name[DUMP_NAME];
-		dump_frame_name((uintptr_t)frames[i], name, sizeof(name));
-		int len = snprintf(line, sizeof(line), "  #%-2d %p %s\n", i, frames[i], name);
+	for (unsigned int i = 0; i < n; i++) {
+		char name[384];
+		stack_trace_symbol(frames[i], name, sizeof(name));
+		int len = snprintf(line, sizeof(line), "  #%-2u %s\n", i, name);
 		report_write(fd, line, len < (int)sizeof(line) ? (size_t)len : sizeof(line) - 1);
 	}
 }
@@ -118,8 +252,10 @@ static void stack_trace_dump(int fd)
 __attribute__((constructor(103))) static void stack_trace_at_load(void)
 {
 	report_set_stack_writer(stack_trace_dump);
+	report_set_site_writer(report_site);
 	pthread_mutex_lock(&options_lock);
-	bool unwind = slub_opt(abort_on_error) || slub_debug_any(SLAB_STORE_USER);
+	bool unwind = slub_opt(abort_on_error) || slub_debug_any(SLAB_STORE_USER) ||
+		      slub_opt(kfence_sample_every) || slub_opt(kfence_sample_interval);
 	pthread_mutex_unlock(&options_lock);
 	if (unwind)
 		unwind_prime();	/* unlocked: it may allocate */

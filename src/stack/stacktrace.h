@@ -61,4 +61,34 @@ __hidden enum stack_trace_found stack_trace_symbol(uintptr_t addr, char *buf, si
 /* One report detail line per frame: @indent, then the frame's name (a module opened once). */
 __hidden void stack_trace_print(const uintptr_t *entries, unsigned int nr, const char *indent);
 
+/*
+ * The allocator's own code, which a track or a report's stack starts
+ * after.  As a shared object (the usual case, the preloaded one) that is
+ * its text mapping.  Linked into a program (a static build), its objects
+ * sit together in the text: the span from the first to the end of the
+ * last of the functions on the way from an entry point to a capture or a
+ * report, which each layer names once (stack_trace_add_own(), from a
+ * constructor: sizes come from the symbol table; @cold: __cold ones,
+ * which the linker puts apart).
+ */
+__hidden bool stack_trace_own_frame(uintptr_t addr);
+__hidden void stack_trace_add_own(const void *const *functions, unsigned int nr, bool cold);
+
+/*
+ * For a report, not a track: the calling thread's stack from the
+ * program's frame on (the allocator's own frames dropped) into @store, at
+ * most @size frames; how many.  Readies the CFI walker if nothing did
+ * (unwind_prime_walk(): no dlopen, no malloc), so a release-mode report
+ * names the call it reports; 0 frames where only backtrace() unwinds and
+ * start-up did not prime it.
+ */
+__hidden unsigned int stack_trace_save_report(uintptr_t *store, unsigned int size);
+
+/*
+ * The kernel's dump_stack() after a slab_err()/object_err(): "CPU: N PID:
+ * P TID: T Comm: NAME @taint", "Call Trace:", then the frames from the
+ * program's call into the allocator, as report detail lines.
+ */
+__hidden void stack_trace_dump_report(const char *taint);
+
 #endif

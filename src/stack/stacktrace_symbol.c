@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "base/maps.h"
+#include "base/options.h"
 #include "base/os.h"
 #include "base/report.h"
 
@@ -203,8 +204,10 @@ static enum stack_trace_found name_in(struct module *m, uint64_t off, const char
 		return STACK_SYM_MODULE;
 	}
 	if (find_function(m, &m->tabs[0], vaddr, &s) || find_function(m, &m->tabs[1], vaddr, &s)) {
+		/* A path for slub-symbolize, which prints it back as the file name. */
 		snprintf(buf, len, "%s+0x%lx/0x%lx [%s]", s.name, (unsigned long)(vaddr - s.value),
-			 (unsigned long)s.size, base_name(module));
+			 (unsigned long)s.size,
+			 READ_ONCE(slub_opt(report_paths)) ? module : base_name(module));
 		return STACK_SYM_FUNCTION;
 	}
 	snprintf(buf, len, "%s+0x%lx", module, (unsigned long)vaddr);

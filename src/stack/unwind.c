@@ -12,6 +12,8 @@
 #include "stack/unwind_cfi.h"
 
 static bool primed;
+/* unwind_fast() may walk: set by unwind_prime() and unwind_prime_walk(). */
+static bool walk_primed;
 /* This thread is inside backtrace(): a nested call must not unwind. */
 static __thread bool unwinding __attribute__((tls_model("initial-exec")));
 
@@ -41,7 +43,18 @@ void unwind_prime(void)
 	cfi_cache_init();
 #endif
 	leave();
+	__atomic_store_n(&walk_primed, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&primed, true, __ATOMIC_RELEASE);
+}
+
+void unwind_prime_walk(void)
+{
+#if UNWIND_FAST
+	if (__atomic_load_n(&walk_primed, __ATOMIC_ACQUIRE))
+		return;
+	cfi_cache_init();	/* an mmap; without it every frame is interpreted */
+	__atomic_store_n(&walk_primed, true, __ATOMIC_RELEASE);
+#endif
 }
 
 bool unwind_primed(void)
@@ -138,11 +151,21 @@ __asm__(".text\n"
 __attribute__((used)) int unwind_fast_walk(void **frames, int size, uintptr_t pc, uintptr_t sp,
 					     uintptr_t bp)
 {
-	if (size <= 0 || !__atomic_load_n(&primed, __ATOMIC_ACQUIRE) || !enter())
+	if (size <= 0 || !__atomic_load_n(&walk_primed, __ATOMIC_ACQUIRE) || !enter())
 		return 0;
 	int n = cfi_walk(frames, size, pc, sp, bp, stack_end(sp));
 	leave();
 	return n;
+}
+
+/*
+ * A faulting pc is not a return address: the walk looks its rule up at
+ * pc - 1, which is still inside the faulting function unless the fault
+ * is its first instruction (then the caller's frame may be skipped).
+ */
+int unwind_context(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp)
+{
+	return unwind_fast_walk(frames, size, pc + 1, sp, bp);
 }
 #endif
 

@@ -17,6 +17,8 @@
 #ifndef SLUB_UNWIND_H
 #define SLUB_UNWIND_H
 
+#include <stdint.h>
+
 #include "base/compiler.h"
 
 /*
@@ -39,6 +41,13 @@
  */
 __hidden void unwind_prime(void);
 __hidden bool unwind_primed(void);
+/*
+ * Ready unwind_fast() alone, where UNWIND_FAST: the CFI walker never
+ * dlopens or allocates (its rule cache is an mmap), so a report path may
+ * call this from anywhere, inside malloc too, to name the call it
+ * reports; backtrace() stays unprimed.  A no-op without UNWIND_FAST.
+ */
+__hidden void unwind_prime_walk(void);
 
 /*
  * backtrace() into @frames (@size at most); frames[0] is the return address
@@ -60,10 +69,22 @@ __hidden int unwind_backtrace(void **frames, int size);
  */
 #if UNWIND_FAST
 __hidden int unwind_fast(void **frames, int size);
+/*
+ * The stack of an interrupted context (a signal handler's ucontext): its
+ * @pc first, then its callers, walked from its @sp and @bp with the same
+ * guard and bounds.  Without the CFI walker: 0 frames.
+ */
+__hidden int unwind_context(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp);
 #else
 static inline int unwind_fast(void **frames, int size)
 {
 	return unwind_backtrace(frames, size);
+}
+
+static inline int unwind_context(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp)
+{
+	(void)frames, (void)size, (void)pc, (void)sp, (void)bp;
+	return 0;
 }
 #endif
 

@@ -216,11 +216,12 @@ static void selected_caches(void)
 static void unknown_reported_once(void)
 {
 	char out[4096];
-	CHECK_EQ(run_self(self, "--once", "no_such_option=1", out, sizeof(out)), 0);
+	int status = run_self(self, "--once", "no_such_option=1", out, sizeof(out));
+	CHECK_EQ(status, 0);
 	int lines = 0;
 	for (const char *p = out; (p = strstr(p, "no_such_option")); p++)
 		lines++;
-	if (lines != 1)
+	if (lines != 1 || status != 0)
 		fprintf(stderr, "   child said:\n%s", out);
 	CHECK_EQ(lines, 1);	/* the forked child parses nothing again */
 }

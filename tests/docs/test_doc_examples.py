@@ -3,8 +3,9 @@
 """test_doc_examples.py SOURCE_DIR BUILD_DIR - the README's and docs/'s examples, compiled and run.
 
 Every ```c block of README.md and docs/*.md is a whole program: it is
-compiled with -Wall -Wextra -Werror against include/slub.h and the build's
-libslub.so, and run; it must exit 0 and print what its directive expects.
+compiled with -Wall -Wextra -Werror against include/slub.h (with the
+build's generated slub_rcu.h) and the build's libslub.so, and run; it
+must exit 0 and print what its directive expects.
 A ```sh block runs only when a directive marks it (install and build lines
 are what CI itself runs).  A directive is an HTML comment on the line just
 before the fence, invisible on GitHub:
@@ -14,7 +15,8 @@ before the fence, invisible on GitHub:
 
   file=NAME     the source's name in the scratch directory (default exN.c);
                 later blocks may use it (cc bugs.c, ./bugs)
-  link=slub|malloc|none   link libslub.so (default), libslub-malloc.so, or neither
+  link=slub|malloc|porter|none   link libslub.so (default), libslub-malloc.so,
+                libslub.so with the porter's <linux/...> headers, or neither
   run / run=no  run the block (sh blocks: only with run; c blocks: by default)
   compile=no    a c block only written to its file, for a later sh block to
                 build as the text shows (a buggy program -Werror would stop)
@@ -92,7 +94,13 @@ def main():
     env = dict(os.environ)
     env["PATH"] = os.path.join(build, "tools") + ":" + env["PATH"]
     env.pop("SLUB_OPTIONS", None)
-    libs = {"slub": ["-L" + build, "-lslub"], "malloc": ["-L" + build, "-lslub-malloc"], "none": []}
+    # liburcu "as needed", as the installed slub.pc names it (the build's flavour).
+    pc = open(os.path.join(build, "slub.pc")).read()
+    urcu = re.search(r"-Wl,--push-state\S*( -l\S+)+ -Wl,--pop-state", pc)
+    urcu = urcu.group(0).split() if urcu else []
+    libs = {"slub": ["-L" + build, "-lslub"] + urcu, "malloc": ["-L" + build, "-lslub-malloc"] + urcu,
+            "none": []}
+    libs["porter"] = ["-I", "include/porter"] + libs["slub"]
     passed = failed = n = 0
     for doc in docs:
         name = os.path.relpath(doc, src)
@@ -115,7 +123,7 @@ def main():
                     d["run"] = False
                 else:
                     rc, out = run([cc, "-std=gnu11", "-g", "-Wall", "-Wextra", "-Werror", "-I",
-                                   "include", file, "-o", exe] + libs[link] +
+                                   "include", "-I", "build/include", file, "-o", exe] + libs[link] +
                                   ["-Wl,-rpath," + build], scratch, env)
                     if rc:
                         problem = "does not compile"

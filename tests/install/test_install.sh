@@ -11,7 +11,7 @@ prefix=$work/prefix
 fail() { echo "test_install: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
-for f in include/slub.h lib/libslub.so lib/libslub.a lib/pkgconfig/slub.pc lib/pkgconfig/slub-malloc.pc \
+for f in include/slub.h include/slub_rcu.h lib/libslub.so lib/libslub.a lib/pkgconfig/slub.pc lib/pkgconfig/slub-malloc.pc lib/pkgconfig/slub-porter.pc \
          lib/cmake/slub/slubConfig.cmake lib/libslub-malloc.so bin/slubrun; do
   [ -e "$prefix/$f" ] || fail "missing $f"
 done
@@ -62,6 +62,19 @@ LD_LIBRARY_PATH=$prefix/lib "$work/c_shared" || fail "pkg-config shared consumer
 # pkg-config slub-malloc: a program linked with libslub-malloc.so gets its malloc.
 "$cc" -o "$work/c_malloc" "$src/tests/install/consumer/malloc_consumer.c" $(pkg-config --cflags --libs slub-malloc)
 LD_LIBRARY_PATH=$prefix/lib "$work/c_malloc" || fail "pkg-config slub-malloc consumer: malloc is not libslub's"
+# liburcu is linked as needed only: a program that takes no rcu_read_lock() does not load it.
+if readelf -d "$work/c_shared" | grep -q 'NEEDED.*liburcu'; then
+  fail "a consumer without RCU depends on liburcu"
+fi
+# pkg-config slub-porter: kernel-style code that includes only <linux/*.h>, as installed.
+for h in slab.h gfp.h mempool.h rcupdate.h; do
+  [ -e "$prefix/include/slub-porter/linux/$h" ] || fail "missing include/slub-porter/linux/$h"
+done
+printf 'int session_init(void);\nvoid session_exit(void);\nint main(void) { if (session_init()) return 1; session_exit(); return 0; }\n' \
+  >"$work/porter_main.c"
+"$cc" -Wall -Wextra -Werror -o "$work/porter" "$src/tests/porter/kstyle.c" "$work/porter_main.c" \
+  $(pkg-config --cflags --libs slub-porter)
+LD_LIBRARY_PATH=$prefix/lib "$work/porter" || fail "pkg-config slub-porter consumer failed"
 
 # A C++ consumer: slub.h's kmem_cache_create() overloads in place of C's _Generic.
 case $(basename "$cc") in

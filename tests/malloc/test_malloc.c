@@ -22,15 +22,7 @@
 #include <slub.h>
 
 #include "slab/core/slab.h"	/* struct slab, compound_head(): inline only, no hidden symbol */
-#include "check.h"	/* CHECK, RUN; its EXPECT_REPORT needs internals this library hides */
-
-/* One report, exactly, from @call (counted through the public slub_errors()). */
-#define EXPECT_ONE_REPORT(call)                                                 \
-	do {                                                                    \
-		unsigned long e_ = slub_errors();                               \
-		call;                                                           \
-		CHECK_EQ(slub_errors(), e_ + 1);                                \
-	} while (0)
+#include "check.h"	/* CHECK, RUN, EXPECT_ONE_REPORT (EXPECT_REPORT needs internals this library hides) */
 
 /*
  * This file frees what it must not, on purpose: hide the pointers and

@@ -89,34 +89,22 @@ static int share(void)
 	return check_done();
 }
 
-static const struct {
-	const char *mode, *options;
-	int (*fn)(void);
-} cases[] = {
-	{ "small_fail", "failslab=1,100,0,-1", small_fail },
-	{ "small_fail_cas", "failslab=1,100,0,-1 slub_thread_sheaves=0", small_fail },
-	{ "big_fail", "fail_page_alloc=1,100,0,-1", big_fail },
-	{ "share", "failslab=1,30,0,-1", share },
-	{ "share_debug", "failslab=1,30,0,-1 slub_debug=F", share },
+/* Each child reaches its end: the program went on after every failure. */
+static bool reached_end(const struct self_case *c, const char *out)
+{
+	(void)c;
+	return strstr(out, DONE) != NULL;
+}
+
+static const struct self_case cases[] = {
+	{ "small_fail", "failslab=1,100,0,-1", small_fail, 0 },
+	{ "small_fail_cas", "failslab=1,100,0,-1 slub_thread_sheaves=0", small_fail, 0 },
+	{ "big_fail", "fail_page_alloc=1,100,0,-1", big_fail, 0 },
+	{ "share", "failslab=1,30,0,-1", share, 0 },
+	{ "share_debug", "failslab=1,30,0,-1 slub_debug=F", share, 0 },
 };
 
 int main(int argc, char **argv)
 {
-	if (argc > 1) {
-		for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
-			if (!strcmp(argv[1], cases[i].mode))
-				return cases[i].fn();
-		return 2;
-	}
-	static char out[1 << 16];
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		int status = run_self(argv[0], cases[i].mode, cases[i].options, out, sizeof(out));
-		bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && strstr(out, DONE);
-		printf("== %s (SLUB_OPTIONS=%s): %s\n", cases[i].mode, cases[i].options,
-		       ok ? "ok" : "FAILED");
-		if (!ok)
-			fputs(out, stdout);
-		CHECK(ok);
-	}
-	return check_done();
+	return run_self_cases(argc, argv, cases, ARRAY_SIZE(cases), reached_end);
 }

@@ -9,6 +9,8 @@
  *                     (its red zone, when slub_debug gives it Z); "skip"
  *                     under TSan, which cannot see that the agent reads it
  *                     after the write (the order comes through a fifo)
+ *   leak N            N objects of agent_t_plain allocated and their
+ *                     pointers dropped (the stack they passed through wiped)
  *   quit              exit (so does the end of stdin)
  * Run with SLUB_OPTIONS=slub_agent; it prints "ready PID" first.
  */
@@ -23,6 +25,24 @@
 
 static void *objs[100000];
 static int nr;
+
+/* Allocated, filled, and let go: no pointer to them stays in the program. */
+static __attribute__((noinline)) void leak_objects(struct kmem_cache *s, int n)
+{
+	for (int i = 0; i < n; i++) {
+		void *p = kmem_cache_alloc(s, 0);
+		if (p)
+			memset(p, 0x6b, 200);
+		__asm__ volatile("" : : "r"(p) : "memory");
+	}
+}
+
+/* The dead stack below main's frame, where those pointers passed: zeroed. */
+static __attribute__((noinline)) void wipe_stack(void)
+{
+	volatile char junk[16384];
+	memset((char *)junk, 0, sizeof(junk));
+}
 
 int main(void)
 {
@@ -48,6 +68,10 @@ int main(void)
 		} else if (sscanf(line, "alloc %d", &n) == 1) {
 			for (int i = 0; i < n && nr < 100000; i++)
 				objs[nr++] = kmem_cache_alloc(plain, 0);
+			printf("ok\n");
+		} else if (sscanf(line, "leak %d", &n) == 1) {
+			leak_objects(plain, n);
+			wipe_stack();
 			printf("ok\n");
 		} else if (!strcmp(line, "free\n")) {
 			while (nr)

@@ -163,7 +163,7 @@ grep -q '^slubrun: no table: sh (pid [0-9]*) was killed by signal 9' err.txt ||
 st=0; "$slubrun" --abort-on-error -- "$target" badfree >out.txt 2>err.txt || st=$?
 [ "$st" = 134 ] || fail "--abort-on-error: status $st, not 134 (SIGABRT)"
 grep -q '^slub: free: invalid pointer' err.txt || fail "--abort-on-error: no report: $(cat err.txt)"
-grep -q '^  #[0-9 ]* 0x[0-9a-f]* .*/slubrun_target+0x[0-9a-f]*$' err.txt ||
+grep -q '^  #[0-9 ]* [a-z_]*+0x[0-9a-f]*/0x[0-9a-f]* \[slubrun_target\]' err.txt ||
   fail "--abort-on-error: no frame in the program: $(cat err.txt)"
 [ ! -s out.txt ] || fail "--abort-on-error: the program ran on: $(cat out.txt)"
 "$slubrun" -- "$target" badfree >out.txt 2>err.txt || fail "a bad free without --abort-on-error stopped the program"

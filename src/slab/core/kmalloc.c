@@ -10,6 +10,7 @@
 #include "slab/core/kmalloc.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/debug/kfence.h"
 
 #include <errno.h>
 #include <string.h>
@@ -164,6 +165,17 @@ void *kmalloc(size_t size, gfp_t gfp)
 	return __kmalloc_node(size, gfp, NUMA_NO_NODE);
 }
 
+size_t kmalloc_size_roundup(size_t size)
+{
+	if (!size)
+		return 0;
+	if (size <= KMALLOC_MAX_CACHE_SIZE)
+		return kmalloc_size(kmalloc_index(size));
+	if (size > KMALLOC_MAX_SIZE)
+		return size;	/* kmalloc() fails: its size is the caller's to keep */
+	return PAGE_SIZE << get_order(size);
+}
+
 void *kzalloc(size_t size, gfp_t gfp)
 {
 	return kmalloc_node(size, gfp | __GFP_ZERO, NUMA_NO_NODE);
@@ -185,7 +197,7 @@ void *kcalloc(size_t n, size_t size, gfp_t gfp)
 }
 
 /* What a kmalloc'ed pointer is: a slab object, a large block, or neither. */
-enum kobj_kind { KOBJ_BAD, KOBJ_SLAB, KOBJ_LARGE };
+enum kobj_kind { KOBJ_BAD, KOBJ_SLAB, KOBJ_LARGE, KOBJ_KFENCE };
 
 /*
  * A large block's descriptors are read under memmap_lock (when in a large
@@ -210,6 +222,8 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 		*slabp = slab;
 		return KOBJ_SLAB;
 	}
+	if (unlikely(is_kfence_address(p)))
+		return KOBJ_KFENCE;	/* outside the memory map: kfence.c judges it */
 	bool locked, interior = false, free_now = false;
 	enum kobj_kind kind = KOBJ_BAD;
 	uintptr_t block = 0;
@@ -234,17 +248,40 @@ static enum kobj_kind classify(const void *p, const char *caller, bool claim,
 		memmap_unlock();
 	/* 8 bytes in: C++'s delete of a new[] array, whose count sits in front (slab_report.c). */
 	if (kind == KOBJ_BAD && free_now)
-		slub_report("%s: invalid pointer %p (in libslub's heap, on pages that are free: "
+		slub_report_call("%s: invalid pointer %p (in libslub's heap, on pages that are free: "
 			    "freed already, a double free?); ignored", caller, p);
 	else if (kind == KOBJ_BAD && interior)
-		slub_report("%s: invalid pointer %p (inside libslub's heap, but not the start of a "
+		slub_report_call("%s: invalid pointer %p (inside libslub's heap, but not the start of a "
 			    "block it handed out: %lu bytes into the block at %#lx%s); ignored", caller,
 			    p, (unsigned long)((uintptr_t)p - block), (unsigned long)block,
 			    (uintptr_t)p - block == sizeof(size_t) ?
 				    ", C++ delete of an array from new[]?" : "");
 	else if (kind == KOBJ_BAD)
-		slub_report("%s: invalid pointer %p (not allocated by libslub); ignored", caller, p);
+		slub_report_call("%s: invalid pointer %p (not allocated by libslub); ignored", caller, p);
 	return kind;
+}
+
+void *kmalloc_block_start(const void *p, struct kmem_cache **sp)
+{
+	uintptr_t start;
+	struct slab *slab;
+	*sp = NULL;
+	if ((uintptr_t)p < PAGE_SIZE || (uintptr_t)p >= (1UL << 47))
+		return NULL;
+	struct kmem_cache *s = object_slab(p, &slab, &start);
+	if (s) {
+		unsigned int size = READ_ONCE(s->size);
+		uintptr_t index = ((uintptr_t)p - start) / size;
+		*sp = s;
+		return (void *)(start + index * size + READ_ONCE(s->red_left_pad));
+	}
+	struct page *page = virt_to_page(p);
+	if (!page)
+		return NULL;
+	struct page *head = compound_head(page);
+	if (!(__atomic_load_n(&head->flags, __ATOMIC_ACQUIRE) & PG_kmalloc_large))
+		return NULL;
+	return memmap_page_address(head);
 }
 
 bool wild_pointer(const void *p, const char *caller, bool zero_size_ok)
@@ -255,10 +292,10 @@ bool wild_pointer(const void *p, const char *caller, bool zero_size_ok)
 	if (!a || (zero_size_ok && p == ZERO_SIZE_PTR))
 		return false;
 	if (a < PAGE_SIZE)
-		slub_report("%s: invalid pointer %p (a small integer, not an address); ignored",
+		slub_report_call("%s: invalid pointer %p (a small integer, not an address); ignored",
 			    caller, p);
 	else
-		slub_report("%s: invalid pointer %p (not a canonical user-space address); ignored",
+		slub_report_call("%s: invalid pointer %p (not a canonical user-space address); ignored",
 			    caller, p);
 	return true;
 }
@@ -283,6 +320,11 @@ size_t ksize_of(const void *p, const char *caller, bool *ok)
 		return slab_ksize(s);
 	case KOBJ_LARGE:
 		return PAGE_SIZE << order;
+	case KOBJ_KFENCE: {
+		size_t size = kfence_ksize(p, caller);
+		*ok = size != 0;
+		return size;
+	}
 	default:
 		*ok = false;
 		return 0;
@@ -313,6 +355,9 @@ void kfree_checked(const void *p, const char *caller)
 		break;
 	case KOBJ_LARGE:
 		__free_pages(page, order);	/* claimed: ours alone to free */
+		break;
+	case KOBJ_KFENCE:
+		kfence_free(p, NULL, caller);
 		break;
 	default:
 		break;
@@ -374,6 +419,11 @@ void *krealloc(const void *p, size_t new_size, gfp_t gfp)
 			break;
 		case KOBJ_LARGE:
 			ks = copy = PAGE_SIZE << order;
+			break;
+		case KOBJ_KFENCE:
+			ks = copy = kfence_ksize(p, "krealloc");
+			if (!ks)
+				return NULL;
 			break;
 		default:
 			return NULL;

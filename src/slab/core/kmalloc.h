@@ -59,5 +59,12 @@ __hidden void kfree_checked(const void *p, const char *caller);
  * canonical.  ZERO_OR_NULL_PTR() used to take 1 to 16 silently.
  */
 __hidden bool wild_pointer(const void *p, const char *caller, bool zero_size_ok);
+/*
+ * The start of the slab object or large kmalloc block that @p points into
+ * (its cache in *@sp, NULL for a large block), or NULL if @p is in neither.
+ * Reports nothing: kvfree_rcu's callers compare the answer with @p.  The
+ * block must stay allocated meanwhile.
+ */
+__hidden void *kmalloc_block_start(const void *p, struct kmem_cache **sp);
 
 #endif

@@ -184,9 +184,11 @@ struct slab_link {
 	union {
 		struct list_head lru;
 		struct slab *next;
+		struct rcu_head rcu_head;	/* or, discarded, waiting for a grace period (rcu.h) */
 	};
 };
 static_assert(sizeof(struct slab_link) == SLAB_LINK_SIZE, "one link table entry");
+static_assert(sizeof(struct rcu_head) == sizeof(struct list_head), "an rcu_head in the lru's place");
 
 static inline struct slab_link *slab_link(const struct slab *slab)
 {
@@ -340,6 +342,9 @@ struct kmem_cache {
 	uint64_t reciprocal_size;		/* ceil(2^64 / size): index without a division */
 	int layout_busy;			/* slab_set_debug is changing the layout */
 	unsigned int layout_gen;		/* layouts taken by slab_set_debug */
+	unsigned long rcu_pending_objects;	/* queued by kfree_rcu, or a debug free, for a grace period */
+	unsigned long rcu_pending_slabs;	/* SLAB_TYPESAFE_BY_RCU slabs waiting to go back */
+	struct random_seq *random_seq;		/* slab_freelist_random's order (slab_random.c) */
 #ifdef SLUB_STATS
 	unsigned int *cpu_stats[SLAB_STAT_SLOTS];	/* CPU 0's counters, in percpu slots (stat_items.h) */
 #endif
@@ -470,11 +475,13 @@ static inline void set_freepointer(const struct kmem_cache *s, void *object, voi
 
 /*
  * Does @object's word say it is free?  Debug allocations mark the word
- * too (slub_debug.c), so this holds for every cache.
+ * too (slub_debug.c), so this holds for every cache.  Asked of an object
+ * the caller claims to own, which in a double free is not so: the word
+ * may be rewritten by the thread that now holds it, hence the safe read.
  */
 static inline bool object_looks_free(const struct kmem_cache *s, const void *object)
 {
-	return freepointer_plausible(get_freepointer(s, (void *)object));
+	return freepointer_plausible(get_freepointer_safe(s, (void *)object));
 }
 
 /* @object is handed out: its word no longer says free (see above). */

@@ -9,6 +9,9 @@
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/core/slab_harden.h"
+#include "slab/debug/kfence.h"
+#include "slab/rcu/rcu.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -86,10 +89,11 @@ static void choose_percpu_mode(void)
 {
 #if SLUB_HAVE_RSEQ_ASM
 	/*
-	 * failslab decides on the slow paths only (slub.c): with it on, every
-	 * allocation takes them, on the cmpxchg16b protocol.
+	 * failslab and the hardening options decide on the slow paths only
+	 * (slab_harden.h): with one on, every call takes them, on the
+	 * cmpxchg16b protocol.
 	 */
-	if (!slub_opt(slub_rseq) || !os_rseq_offset || slub_failslab_on)
+	if (!slub_opt(slub_rseq) || !os_rseq_offset || slab_alloc_hooked || slab_free_hooked)
 		return;
 	if (*(volatile int32_t *)(rseq_abi() + 4) < 0)
 		return;
@@ -129,6 +133,7 @@ static void for_each_cache_lock(bool lock)
 /* fork(): the slab layer's locks, outside every other layer's (FORK_SLAB). */
 static void slab_fork_prepare(void)
 {
+	slab_rcu_fork(SLAB_RCU_FORK_PREPARE);	/* first: liburcu's worker frees into slabs */
 	kmalloc_fork_lock(true);
 	sheaf_fork_lock(true);
 	pthread_mutex_lock(&slab_caches_lock);
@@ -147,6 +152,7 @@ static void slab_fork_parent(void)
 	pthread_mutex_unlock(&slab_caches_lock);
 	sheaf_fork_lock(false);
 	kmalloc_fork_lock(false);
+	slab_rcu_fork(SLAB_RCU_FORK_PARENT);
 }
 
 static void slab_fork_child(void)
@@ -175,7 +181,8 @@ static void slab_fork_child(void)
 		slab_set_percpu_mode(0);
 		slub_report("membarrier registration failed in a forked child; using cmpxchg16b");
 	}
-	tsheaf_fork_child();	/* last: it frees to slabs, every lock set up again */
+	tsheaf_fork_child();	/* it frees to slabs, every lock set up again */
+	slab_rcu_fork(SLAB_RCU_FORK_CHILD);	/* last: liburcu makes its worker anew */
 }
 slub_initcall(slab_initcall, .fork_level = FORK_SLAB, .fork_prepare = slab_fork_prepare,
 	      .fork_parent = slab_fork_parent, .fork_child = slab_fork_child);
@@ -193,6 +200,7 @@ static void slab_init(void)
 {
 	slub_ensure_init();
 	slab_fp_init();		/* before the first freelist is written */
+	slab_hooks_setup();	/* before the mode: the hooks choose it */
 	slab_set_percpu_mode(0);
 	choose_percpu_mode();
 	struct kmem_cache *s = &boot_kmem_cache;
@@ -215,6 +223,7 @@ static void slab_init(void)
 		return;
 	}
 	slab_stats_init();
+	slab_exit_init();
 	__atomic_store_n(&slab_ready, true, __ATOMIC_RELEASE);
 }
 
@@ -282,11 +291,15 @@ static __cold void kmem_cache_free_slow(struct kmem_cache *s, void *object)
 	struct slab *slab;
 	if (!object)
 		return;
+	if (unlikely(is_kfence_address(object))) {
+		kfence_free(object, s, "kmem_cache_free");
+		return;
+	}
 	struct kmem_cache *owner = slab_free_prepare(object, &slab, "kmem_cache_free");
 	if (!owner)
 		return;
 	if (owner != s) {
-		slub_report("Wrong slab cache. %s but object is from %s", s ? s->name : "(null)",
+		slub_report_call("Wrong slab cache. %s but object is from %s", s ? s->name : "(null)",
 			    owner->name);
 		s = owner;	/* free it where it belongs */
 	}
@@ -500,6 +513,9 @@ struct kmem_cache *kmem_cache_create_args(const char *name, unsigned int size,
 	const char *why = create_check(name, size, a.align, flags);
 	if (!why)
 		why = args_check(size, &a, flags);
+	/* The first RCU use may be this: liburcu is loaded here, outside every lock. */
+	if (!why && (flags & SLAB_TYPESAFE_BY_RCU) && !slab_rcu_load())
+		why = "SLAB_TYPESAFE_BY_RCU needs liburcu, which could not be loaded";
 	if (!why && (a.usersize > size || size - a.usersize < a.useroffset ||
 		     (!a.usersize && a.useroffset))) {
 		/* As the kernel: warn, and make the cache without the region. */
@@ -575,6 +591,10 @@ static void cache_put(struct kmem_cache *s, bool own)
 	}
 	list_del(&s->list);
 	pthread_mutex_unlock(&slab_caches_lock);
+	kfence_shutdown_cache(s);
+	/* Its slabs still waiting for readers name it. */
+	if (!slab_rcu_cache_release(s))
+		return;
 	slab_aliases_free(s);
 	free_cpu_slab(s);
 	kmem_cache_free(&boot_kmem_cache, s);
@@ -582,6 +602,9 @@ static void cache_put(struct kmem_cache *s, bool own)
 
 void kmem_cache_destroy(struct kmem_cache *s)
 {
+	/* rcu_barrier() semantics: what RCU still holds of @s comes back first. */
+	if (s && READ_ONCE(s->refcount) == 1)
+		slab_rcu_cache_quiesce(s);
 	cache_put(s, false);
 }
 

@@ -13,6 +13,10 @@
 __hidden void slab_write_cache_table(int fd);
 /* Arm the table at exit if slub_exit_stats= asks for it (slab_init). */
 __hidden void slab_stats_init(void);
+/* Arm the validation at exit and the ERROR SUMMARY (slab_init; slab/debug/slab_exit.c). */
+__hidden void slab_exit_init(void);
+/* malloc-large's part of the validation at exit (a weak no-op in libslub.so). */
+__hidden void slub_exit_validate_extents(void);
 
 /* The cache layer (slab_common.c). */
 /* Call @fn for every cache, under the cache list lock (fn may take cache locks). */

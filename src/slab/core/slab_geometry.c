@@ -121,7 +121,8 @@ bool calculate_sizes(struct kmem_cache *s)
 	unsigned int flags = s->flags;
 	unsigned int size = (unsigned int)ALIGN_UP(s->object_size, sizeof(void *));
 
-	if ((flags & SLAB_POISON) && !(flags & SLAB_TYPESAFE_BY_RCU) && !s->ctor)
+	/* A SLAB_TYPESAFE_BY_RCU object is poisoned after a grace period (rcu.h). */
+	if ((flags & SLAB_POISON) && !s->ctor)
 		s->flags |= __OBJECT_POISON;
 	else
 		s->flags &= ~__OBJECT_POISON;

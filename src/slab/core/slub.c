@@ -15,6 +15,9 @@
 #define _GNU_SOURCE
 #include "slab/core/slab.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/core/slab_harden.h"
+#include "slab/debug/kfence.h"
+#include "slab/rcu/rcu.h"
 
 #include <errno.h>
 #include <string.h>
@@ -26,6 +29,7 @@
 #include "base/fault_inject.h"
 #include "base/options.h"
 #include "base/report.h"
+#include "page/page_alloc.h"
 
 /*
  * slab_lock() and slab_unlock() (slab.h): while the process has one
@@ -235,14 +239,20 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 
 	/*
 	 * The allocator's own caches (refcount -1: the boot cache of cache
-	 * descriptors, the sheaves') take no injected failure: fail_page_alloc
-	 * skips __GFP_NOFAIL, which the page allocator reads nowhere else.
+	 * descriptors, the sheaves') take no injected failure (fail_page_alloc
+	 * skips __GFP_NOINJECT), but may fail for real.
 	 */
 	if (unlikely(s->refcount < 0))
-		flags |= __GFP_NOFAIL;
+		flags |= __GFP_NOINJECT;
 
-	/* Try the preferred order quietly, then the smallest that fits one. */
-	struct page *page = alloc_pages_node(node, flags | __GFP_NOWARN, oo_order(oo));
+	/*
+	 * Try the preferred order quietly, then the smallest that fits one;
+	 * __GFP_NOFAIL retries only there (page_alloc.c).
+	 */
+	gfp_t quiet = flags | __GFP_NOWARN;
+	if (oo_order(s->min) < oo_order(oo))
+		quiet &= ~__GFP_NOFAIL;
+	struct page *page = alloc_pages_node(node, quiet, oo_order(oo));
 	if (unlikely(!page) && oo_order(s->min) < oo_order(oo)) {
 		oo = s->min;
 		stat(s, ORDER_FALLBACK);
@@ -275,7 +285,7 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	struct kmem_cache_node *n = get_node(s);
 	bool debug = kmem_cache_debug(s);
 	if (slab_flags(slab) & PG_fresh) {
-		bool whole = s->ctor || debug || (s->populate_slabs &&
+		bool whole = s->ctor || debug || slub_freelist_random || (s->populate_slabs &&
 					 __atomic_load_n(&n->nr_slabs, __ATOMIC_RELAXED) >=
 						 s->populate_slabs);
 		if (whole)
@@ -288,7 +298,8 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	 * a constructor may allocate and the lazy link-up runs under c->lock.
 	 * Without one only the first page is linked (slab.h, "built").
 	 */
-	unsigned int built = s->ctor || debug ? objects : build_end(s, 0, objects);
+	bool shuffle = unlikely(slub_freelist_random);	/* linked whole, in a random order */
+	unsigned int built = s->ctor || debug || shuffle ? objects : build_end(s, 0, objects);
 	if (debug)
 		setup_slab_debug(s, slab, objects);	/* before the constructor, as the kernel */
 	if (s->ctor)
@@ -298,7 +309,8 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	c.objects = objects;
 	c.built = built;
 	slab->counters = c.counters;
-	slab->freelist = link_objects(s, slab, 0, built);
+	void *first = shuffle ? slab_shuffle_freelist(s, start, objects) : NULL;
+	slab->freelist = first ? first : link_objects(s, slab, 0, built);
 	/* A set slab_cache is what makes the page a slab to object_slab(). */
 	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELEASE);
 	__atomic_or_fetch(&slab->flags, PG_slab, __ATOMIC_RELEASE);
@@ -352,7 +364,11 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	slab->counters = 0;
 	__atomic_and_fetch(&slab->flags, ~(PG_slab | PG_slab_partial | PG_slab_disabled),
 			   __ATOMIC_RELEASE);
-	__free_pages(slab_page(slab), slab->order);
+	/* Readers under rcu_read_lock() may still look: the pages wait (rcu.h).  Never switched. */
+	if (unlikely(READ_ONCE(s->flags) & SLAB_TYPESAFE_BY_RCU))
+		slab_rcu_free_slab(s, slab);
+	else
+		__free_pages(slab_page(slab), slab->order);
 }
 
 void slab_free_pages(struct kmem_cache *s, struct slab *slab)
@@ -559,14 +575,33 @@ static __thread struct {
 } parked_rseq_area __attribute__((aligned(32), tls_model("initial-exec"))) = {
 	.cpu_id_start = ~0u, .cpu_id = ~0u,
 };
+
+/* The parked area's offset from the thread pointer: the same in every thread. */
+static intptr_t parked_area_offset(void)
+{
+	return (intptr_t)((uintptr_t)&parked_rseq_area - os_thread_pointer());
+}
 #endif
+
+void slab_alloc_divert(bool on)
+{
+	/* Hooked before diverted, restored after: a diverted allocation finds the hook. */
+	if (on)
+		WRITE_ONCE(slab_alloc_hooked, true);
+#if SLUB_HAVE_RSEQ_ASM
+	if (slub_percpu_rseq)
+		WRITE_ONCE(slub_fastpath_area, on ? parked_area_offset() : slub_percpu_rseq);
+#endif
+	if (!on)
+		WRITE_ONCE(slab_alloc_hooked, false);
+}
 
 void slab_set_percpu_mode(intptr_t rseq_offset)
 {
 	slub_percpu_rseq = rseq_offset;
+	slab_free_direct = rseq_offset || slab_free_hooked;
 #if SLUB_HAVE_RSEQ_ASM
-	slub_fastpath_area = rseq_offset ? rseq_offset :
-		(intptr_t)((uintptr_t)&parked_rseq_area - os_thread_pointer());
+	slub_fastpath_area = rseq_offset ? rseq_offset : parked_area_offset();
 #endif
 }
 /*
@@ -779,11 +814,21 @@ static __cold bool should_failslab(struct kmem_cache *s, gfp_t gfp)
 	return true;
 }
 
-/* With failslab on: fail, or the rest of slab_alloc_finish() (no object yet). */
-static __cold void *failslab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
+/*
+ * The hooked allocation (slab_harden.h): failslab, KFENCE, init_on_alloc, then
+ * the rest of slab_alloc_finish() (no object yet).
+ */
+static __cold void *hooked_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
-	if (should_failslab(s, gfp))
+	if (slub_failslab_on && should_failslab(s, gfp))
 		return NULL;
+	if (kfence_enabled()) {
+		void *object = kfence_alloc(s, gfp);
+		if (object)
+			return object;
+	}
+	if (slab_want_init_on_alloc(gfp, s))
+		gfp |= __GFP_ZERO;
 	unsigned int off = READ_ONCE(s->tsheaf_off);
 	if (off) {
 		struct tsheaf *sh = tsheaf_at(tsheaf_self, off);
@@ -799,15 +844,15 @@ static __cold void *failslab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
  * thread without a block reads an empty one), or for a cache without
  * one the cmpxchg16b mode's hit; each a leaf.
  *
- * failslab is decided here, at the top: with it on, start-up chose the
- * cmpxchg16b mode, whose inline sequences give up at once, so every
- * allocation comes here with no object yet (the rseq fast paths carry no
- * test of it).
+ * failslab, init_on_alloc and KFENCE are decided here, at the top: with
+ * one on, start-up chose the cmpxchg16b mode, whose inline sequences give
+ * up at once, so every allocation comes here with no object yet (the rseq
+ * fast paths carry no test of them).
  */
 void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 {
-	if (unlikely(slub_failslab_on) && !object)
-		return failslab_alloc(s, gfp, node);	/* a tail call: this stays a leaf */
+	if (unlikely(data_race(slab_alloc_hooked)) && !object)
+		return hooked_alloc(s, gfp, node);	/* a tail call: this stays a leaf */
 	/*
 	 * A sheaf offset means no rseq (tsheaf_setup), so the inline
 	 * sequences gave up at once: no object yet.
@@ -835,6 +880,13 @@ void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size)
 	if (kmem_cache_debug(s)) {
 		if (unlikely(slub_failslab_on) && should_failslab(s, gfp))
 			return NULL;
+		if (unlikely(data_race(slab_alloc_hooked))) {
+			void *object = kfence_enabled() ? kfence_alloc(s, gfp) : NULL;
+			if (object)
+				return object;
+			if (slab_want_init_on_alloc(gfp, s))
+				gfp |= __GFP_ZERO;
+		}
 		return debug_slab_alloc(s, gfp, node, (unsigned int)size);
 	}
 	return slab_alloc(s, gfp, node);
@@ -926,6 +978,17 @@ void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 	free_finish(s, slab, object);
 }
 
+/*
+ * To the slab, init_on_free's wipe first: out of line, so that the
+ * cmpxchg16b mode's free_finish() saves no registers for the call.
+ */
+static __noinline void free_direct(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	if (unlikely(slab_free_hooked))
+		slab_free_hook(s, object);
+	__slab_free(s, slab, object);
+}
+
 /* The rest, out of line: the thread sheaf's hit above saves no registers. */
 static __noinline void free_finish(struct kmem_cache *s, struct slab *slab, void *object)
 {
@@ -933,8 +996,9 @@ static __noinline void free_finish(struct kmem_cache *s, struct slab *slab, void
 		sheaf_free(s, slab, object);
 		return;
 	}
-	if (slub_percpu_rseq) {
-		__slab_free(s, slab, object);
+	/* rseq mode, or init_on_free: never the CAS push (slab_harden.h). */
+	if (slab_free_direct) {
+		free_direct(s, slab, object);
 		return;
 	}
 	unsigned int cpu = slab_cpu_hint;
@@ -1056,6 +1120,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	void *object;
 
 	stat(s, ALLOC_SLOWPATH);
+	kfence_tick();
 again:
 	c = slab_lock_cpu_slot(s, &cpu);
 	if (unlikely(kmem_cache_debug(s))) {	/* switched on meanwhile (slab_set_debug) */
@@ -1180,7 +1245,7 @@ do_slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail, un
 		 * The list lock is never held here.
 		 */
 		if (unlikely(__atomic_load_n(&slab->slab_cache, __ATOMIC_ACQUIRE) != s)) {
-			slub_report("BUG %s: object %p freed again after its slab went back (double free); ignored",
+			slub_report_call("BUG %s: object %p freed again after its slab went back (double free); ignored",
 				    s->name, head);
 			return;
 		}
@@ -1232,6 +1297,11 @@ void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 {
 	slub_fork_handlers_check();
 	if (kmem_cache_debug(s)) {
+		/* Poison of a SLAB_TYPESAFE_BY_RCU object waits for the readers (rcu.h). */
+		if (unlikely((s->flags & (SLAB_TYPESAFE_BY_RCU | __OBJECT_POISON)) ==
+			     (SLAB_TYPESAFE_BY_RCU | __OBJECT_POISON)) &&
+		    slab_rcu_defer_debug_free(s, object))
+			return;
 		debug_slab_free(s, slab, object);
 		return;
 	}
@@ -1495,7 +1565,10 @@ unsigned long __kmem_cache_release(struct kmem_cache *s)
 {
 	sheaf_teardown(s);	/* every sheaf flushed and given back */
 	__kmem_cache_shrink(s);
-	return READ_ONCE(get_node(s)->nr_slabs);
+	unsigned long left = READ_ONCE(get_node(s)->nr_slabs);
+	if (!left)
+		slab_random_release(s);
+	return left;
 }
 
 /* ---- validation ------------------------------------------------------------------------ */

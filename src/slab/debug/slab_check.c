@@ -16,11 +16,25 @@
 #include <string.h>
 
 #include "base/report.h"
+#include "stack/stacktrace.h"
 
 __thread unsigned long slab_debug_errors __attribute__((tls_model("initial-exec")));
 
 /* The kernel says "Not tainted" until its first bad-page report, then B. */
 static bool tainted;
+
+__thread bool debug_stack_off __attribute__((tls_model("initial-exec")));
+
+/*
+ * Caches that had an error, for the ERROR SUMMARY (slab_exit.c): names
+ * copied (a cache may be destroyed since), filled under the report lock.
+ */
+#define ERROR_CACHES_MAX 64
+static struct {
+	char name[32];
+	unsigned long errors;
+} error_caches[ERROR_CACHES_MAX];
+static unsigned int nr_error_caches;
 
 #define PTR(p) ((unsigned long)(uintptr_t)(p))
 
@@ -48,15 +62,48 @@ static void count_error(void)
 	slab_debug_errors++;
 }
 
+void debug_note_error(const char *name)
+{
+	slub_report_begin();
+	unsigned int i = 0;
+	while (i < nr_error_caches && strncmp(error_caches[i].name, name, sizeof(error_caches[i].name) - 1))
+		i++;
+	if (i == nr_error_caches && i < ERROR_CACHES_MAX)
+		snprintf(error_caches[nr_error_caches++].name, sizeof(error_caches[i].name), "%s", name);
+	if (i < nr_error_caches)
+		error_caches[i].errors++;
+	slub_report_end();
+}
+
+unsigned int debug_error_caches(unsigned long *in_caches)
+{
+	unsigned long sum = 0;
+	slub_report_begin();	/* the table's lock: another thread may still report */
+	unsigned int nr = nr_error_caches;
+	for (unsigned int i = 0; i < nr; i++)
+		sum += error_caches[i].errors;
+	slub_report_end();
+	*in_caches = sum;
+	return nr;
+}
+
+void debug_dump_stack(void)
+{
+	if (!debug_stack_off)
+		stack_trace_dump_report(READ_ONCE(tainted) ? "Tainted: B" : "Not tainted");
+}
+
 static void vdebug_bug(const char *name, const char *fmt, va_list ap)
 {
 	char what[SLUB_REPORT_LINE / 2];
 	vsnprintf(what, sizeof(what), fmt, ap);
 	slub_report_line("=============================================================================");
-	slub_report_error("BUG %s (%s): %s", name ? name : "<unknown>",
-			  READ_ONCE(tainted) ? "Tainted: B" : "Not tainted", what);
+	slub_report_bug("BUG %s (%s): %s", name ? name : "<unknown>",
+			READ_ONCE(tainted) ? "Tainted: B" : "Not tainted", what);
 	slub_report_line("-----------------------------------------------------------------------------\n");
 	count_error();
+	if (name)
+		debug_note_error(name);
 	WRITE_ONCE(tainted, true);
 }
 
@@ -178,6 +225,7 @@ static void print_trailer(struct kmem_cache *s, struct slab *slab, void *object)
 	unsigned int off = pad_start(s);
 	if (off != size_from_object(s))
 		print_section("Padding  ", p + off, size_from_object(s) - off);
+	debug_dump_stack();
 }
 
 void object_err(struct kmem_cache *s, struct slab *slab, void *object, const char *reason)
@@ -196,6 +244,7 @@ void slab_err(struct kmem_cache *s, struct slab *slab, const char *fmt, ...)
 	slab_bug(s, fmt, ap);
 	va_end(ap);
 	print_slab_info(slab);
+	debug_dump_stack();
 	slub_report_end();
 }
 

@@ -142,6 +142,21 @@ __hidden void print_section(const char *prefix, const void *addr, size_t length)
  */
 __hidden void debug_bug(const char *name, const char *fmt, ...) __printf(2, 3);
 __hidden void debug_fix(const char *name, const char *fmt, ...) __printf(2, 3);
+/*
+ * The kernel's dump_stack() at the end of a BUG report: the stack of the
+ * bad call, from the program's frame on (stack_trace_dump_report()).  Not
+ * while this thread sets debug_stack_off (validation at exit: the exit
+ * handler's stack says nothing of the bug).
+ */
+__hidden void debug_dump_stack(void);
+extern __hidden __thread bool debug_stack_off __attribute__((tls_model("initial-exec")));
+/*
+ * An error about cache @name, for the ERROR SUMMARY (BUG banners note
+ * theirs; a release-mode report of a cache's object, its own): how many
+ * caches had one, and the errors they had in *@in_caches.
+ */
+__hidden void debug_note_error(const char *name);
+__hidden unsigned int debug_error_caches(unsigned long *in_caches);
 /* The first byte of [start, start + bytes) that is not @value, or NULL. */
 __hidden uint8_t *memchr_inv(uint8_t *start, uint8_t value, size_t bytes);
 /* This thread's count of debug errors (validate returns its own). */

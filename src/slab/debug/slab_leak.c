@@ -18,6 +18,8 @@
 #include "slab/debug/slab_debug.h"
 #include "slab/debug/leak_suppress.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,6 +48,8 @@ bool leak_table_init(struct leak_table *lt)
 		leak_table_release(lt);
 		return false;
 	}
+	/* Filled once, front to back, then dropped: a fault per 2 MiB, not per page. */
+	os_huge_pages(lt->block, lt->block_map_bytes);
 	return true;
 }
 
@@ -66,7 +70,7 @@ void leak_table_add(struct leak_table *lt, const void *start, size_t bytes, cons
 		return;
 	}
 	lt->block[lt->nr_blocks++] = (struct leak_block){
-		(uintptr_t)start, bytes, t->addr, t->handle, 0
+		(uintptr_t)start, bytes, t->addr, t->handle, 0, t->when
 	};
 }
 
@@ -90,6 +94,8 @@ static void leak_site_add(struct leak_table *lt, const struct leak_block *b)
 		}
 		site->count++;
 		site->bytes += bytes;
+		site->ind_count += b->ind_objects;
+		site->ind_bytes += b->ind_bytes;
 		return;
 	}
 	lt->unplaced++;		/* the table is full */
@@ -194,15 +200,37 @@ __attribute__((weak)) void slub_leak_collect_extents(struct leak_table *lt)
 
 /* ---- the listing ------------------------------------------------------------------- */
 
+void leak_line(struct leak_out *o, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (!o->buf) {
+		slub_report_line("%s", line);
+		return;
+	}
+	size_t len = n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	if (o->cut || o->len + len + 1 > o->size) {
+		o->cut = true;
+		return;
+	}
+	memcpy(o->buf + o->len, line, len);
+	o->buf[o->len + len] = '\n';
+	o->len += len + 1;
+}
+
 static int by_bytes(const void *a, const void *b)
 {
 	const struct leak_site *x = a, *y = b;
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? 1 : -1;
+	size_t xb = x->bytes + x->ind_bytes, yb = y->bytes + y->ind_bytes;
+	if (xb != yb)
+		return xb < yb ? 1 : -1;
 	return (x->count < y->count) - (x->count > y->count);
 }
 
-static void print_site(const struct leak_site *site)
+static void print_site(struct leak_out *o, const struct leak_site *site)
 {
 	char sym[320];
 	const uintptr_t *entries;
@@ -211,11 +239,15 @@ static void print_site(const struct leak_site *site)
 		stack_trace_symbol(site->addr, sym, sizeof(sym));
 	else
 		snprintf(sym, sizeof(sym), "<no stack: allocated before tracking started>");
-	slub_report_line("leak: %lu object%s, %zu bytes, allocated in %s", site->count,
-			 site->count == 1 ? "" : "s", site->bytes, sym);
+	char ind[96] = "";
+	if (site->ind_count)
+		snprintf(ind, sizeof(ind), " (%lu more, %zu bytes, reached only through %s)",
+			 site->ind_count, site->ind_bytes, site->count == 1 ? "it" : "them");
+	leak_line(o, "leak: %lu object%s, %zu bytes%s, allocated in %s", site->count,
+		  site->count == 1 ? "" : "s", site->bytes, ind, sym);
 	for (unsigned int i = 1; i < nr && i < LEAK_FRAMES_PRINTED; i++) {
 		stack_trace_symbol(entries[i], sym, sizeof(sym));
-		slub_report_line("leak:     %s", sym);
+		leak_line(o, "leak:     %s", sym);
 	}
 }
 
@@ -236,7 +268,7 @@ static enum leak_kind leak_kind_of(const struct leak_site *site)
 		return LEAK_STARTUP;
 	enum stack_trace_found found = stack_trace_symbol(site->addr, sym, sizeof(sym));
 	if (found == STACK_SYM_FUNCTION && !strncmp(sym, "_IO_file_doallocate+", 20) &&
-	    strstr(sym, "[libc.so"))
+	    (strstr(sym, "[libc.so") || strstr(sym, "/libc.so")))	/* slub_report_paths: a path */
 		return LEAK_STDIO;
 	/* The dynamic loader's own blocks (tracked once slub_debug_frames=0 needs no unwinder). */
 	if (strstr(sym, "/ld-linux") || strstr(sym, "[ld-linux"))
@@ -249,20 +281,23 @@ static enum leak_kind leak_kind_of(const struct leak_site *site)
 struct leak_sum {
 	unsigned long kept, objects, libc_objects, suppressed_objects;
 	size_t bytes, libc_bytes, suppressed_bytes;
+	unsigned long ind_objects;	/* the program's sites' LEAK_INDIRECT blocks */
+	size_t ind_bytes;
 };
 
 /*
- * The blocks the scan @reached (or the others), summed by call site into
- * lt->site, biggest first; the loader's and libc's own counted apart.
+ * The blocks whose scan state is @state (0: unreferenced, LEAK_REACHED),
+ * summed by call site into lt->site, biggest first; the loader's and
+ * libc's own counted apart.
  */
-static void sum_sites(struct leak_table *lt, bool reached, struct leak_sum *sum)
+static void sum_sites(struct leak_table *lt, uint32_t state, struct leak_sum *sum)
 {
 	memset(lt->site, 0, lt->map_bytes);
 	lt->nr_sites = lt->objects = lt->unplaced = 0;
 	lt->bytes = 0;
 	*sum = (struct leak_sum){ 0 };
 	for (unsigned long i = 0; i < lt->nr_blocks; i++)
-		if (!lt->block[i].reached == !reached)
+		if (lt->block[i].reached == state)
 			leak_site_add(lt, &lt->block[i]);
 	unsigned long used = 0;
 	for (unsigned long i = 0; i < LEAK_SITES_MAX; i++)
@@ -273,33 +308,100 @@ static void sum_sites(struct leak_table *lt, bool reached, struct leak_sum *sum)
 		struct leak_site *site = &lt->site[i];
 		enum leak_kind kind = i < LEAK_SITES_CLASSIFIED ? leak_kind_of(site) : LEAK_PROGRAM;
 		if (kind == LEAK_SUPPRESSED) {
-			sum->suppressed_objects += site->count;
-			sum->suppressed_bytes += site->bytes;
+			sum->suppressed_objects += site->count + site->ind_count;
+			sum->suppressed_bytes += site->bytes + site->ind_bytes;
 			continue;
 		}
 		if (kind != LEAK_PROGRAM) {
-			sum->libc_objects += site->count;
-			sum->libc_bytes += site->bytes;
+			sum->libc_objects += site->count + site->ind_count;
+			sum->libc_bytes += site->bytes + site->ind_bytes;
 			continue;
 		}
 		sum->objects += site->count;
 		sum->bytes += site->bytes;
+		sum->ind_objects += site->ind_count;
+		sum->ind_bytes += site->ind_bytes;
 		lt->site[sum->kept++] = *site;
 	}
 }
 
-static void print_sites(const struct leak_table *lt, const struct leak_sum *sum)
+static void print_sites(struct leak_out *o, const struct leak_table *lt, const struct leak_sum *sum)
 {
 	for (unsigned long i = 0; i < sum->kept && i < LEAK_SITES_PRINTED; i++)
-		print_site(&lt->site[i]);
+		print_site(o, &lt->site[i]);
 	if (sum->kept > LEAK_SITES_PRINTED)
-		slub_report_line("leak: ... and %lu more call sites", sum->kept - LEAK_SITES_PRINTED);
+		leak_line(o, "leak: ... and %lu more call sites", sum->kept - LEAK_SITES_PRINTED);
+}
+
+void leak_listing(struct leak_out *o, struct leak_table *lt, bool scanned, const char *what)
+{
+	struct leak_sum lost, kept;
+	sum_sites(lt, 0, &lost);
+	if (!lost.objects) {
+		leak_line(o, "leak: no leaks (pid %d)", getpid());
+	} else {
+		char ind[96] = "";
+		if (lost.ind_objects)	/* valgrind's "indirectly lost" */
+			snprintf(ind, sizeof(ind), "; %lu more block%s, %zu bytes, reached only "
+				 "through them", lost.ind_objects, lost.ind_objects == 1 ? "" : "s",
+				 lost.ind_bytes);
+		leak_line(o, "leak: %lu block%s, %zu bytes %s %s%s (pid %d), from %lu call site%s%s:",
+			  lost.objects, lost.objects == 1 ? "" : "s", lost.bytes,
+			  scanned ? "unreferenced" : "left allocated", what,
+			  scanned ? "" : ", reachable or not (the scan could not run)",
+			  getpid(), lost.kept, lost.kept == 1 ? "" : "s", ind);
+		print_sites(o, lt, &lost);
+	}
+	if (lost.libc_objects)
+		leak_line(o, "leak: not counted: %lu block%s, %zu bytes of the loader's and libc's "
+			  "own (start-up, stdio buffers)", lost.libc_objects,
+			  lost.libc_objects == 1 ? "" : "s", lost.libc_bytes);
+	if (lost.suppressed_objects)
+		leak_line(o, "leak: suppressed: %lu block%s, %zu bytes (slub_leak_suppressions)",
+			  lost.suppressed_objects, lost.suppressed_objects == 1 ? "" : "s",
+			  lost.suppressed_bytes);
+	if (scanned) {
+		sum_sites(lt, LEAK_REACHED, &kept);
+		unsigned long n = kept.objects + kept.libc_objects + kept.suppressed_objects;
+		size_t b = kept.bytes + kept.libc_bytes + kept.suppressed_bytes;
+		unsigned long apart = kept.libc_objects + kept.suppressed_objects;
+		if (n && slub_opt(leak_check_reachable) && !kept.kept) {
+			leak_line(o, "leak: still reachable: %lu block%s, %zu bytes, all of them the "
+				  "loader's, libc's or suppressed", n, n == 1 ? "" : "s", b);
+		} else if (n && slub_opt(leak_check_reachable)) {
+			char rest[96] = "";
+			if (apart)	/* counted, not listed: as the unreferenced ones */
+				snprintf(rest, sizeof(rest), ", and %lu block%s of the loader's, libc's "
+					 "or suppressed, not listed", apart, apart == 1 ? "" : "s");
+			leak_line(o, "leak: still reachable: %lu block%s, %zu bytes, from %lu call site%s%s:",
+				  n, n == 1 ? "" : "s", b, kept.kept, kept.kept == 1 ? "" : "s", rest);
+			print_sites(o, lt, &kept);
+		} else if (n) {
+			leak_line(o, "leak: still reachable: %lu block%s, %zu bytes (not listed: "
+				  "slub_leak_check_reachable=1 lists them)", n, n == 1 ? "" : "s", b);
+		}
+	}
+	if (lt->refused)
+		leak_line(o, "leak: not counted: %lu block%s, %zu bytes the program freed but libslub "
+			  "kept, its free refused after a report above", lt->refused,
+			  lt->refused == 1 ? "" : "s", lt->refused_bytes);
+	if (lt->unplaced)
+		leak_line(o, "leak: %lu blocks not placed (too many call sites)", lt->unplaced);
+	if (lt->dropped)
+		leak_line(o, "leak: %lu blocks not looked at (more than %lu)", lt->dropped,
+			  lt->max_blocks);
+}
+
+void leak_collect(struct leak_table *lt)
+{
+	collect_caches(lt);
+	slub_leak_collect_extents(lt);
+	leak_suppress_load();
 }
 
 void slub_leak_report(void)
 {
 	struct leak_table lt;
-	struct leak_sum lost, kept;
 	if (!slub_debug_any(SLAB_STORE_USER)) {
 		/* Saying "no leaks" here would be a guess: nothing was tracked. */
 		slub_warn("leak check: no cache tracks allocations (slub_debug without U); "
@@ -310,53 +412,11 @@ void slub_leak_report(void)
 		slub_warn("leak check: no memory for the table of call sites; nothing listed");
 		return;
 	}
-	collect_caches(&lt);
-	slub_leak_collect_extents(&lt);
-	leak_suppress_load();
+	leak_collect(&lt);
 	bool scanned = leak_scan(&lt);
-	sum_sites(&lt, false, &lost);
+	struct leak_out o = { 0 };
 	slub_report_begin();
-	if (!lost.objects) {
-		slub_report_line("leak: no leaks (pid %d)", getpid());
-	} else {
-		slub_report_line("leak: %lu block%s, %zu bytes %s (pid %d), from %lu call site%s:",
-				 lost.objects, lost.objects == 1 ? "" : "s", lost.bytes,
-				 scanned ? "unreferenced at exit" :
-				 "left allocated at exit, reachable or not (the scan could not run)",
-				 getpid(), lost.kept, lost.kept == 1 ? "" : "s");
-		print_sites(&lt, &lost);
-	}
-	if (lost.libc_objects)
-		slub_report_line("leak: not counted: %lu block%s, %zu bytes of the loader's and libc's "
-				 "own (start-up, stdio buffers)", lost.libc_objects,
-				 lost.libc_objects == 1 ? "" : "s", lost.libc_bytes);
-	if (lost.suppressed_objects)
-		slub_report_line("leak: suppressed: %lu block%s, %zu bytes (slub_leak_suppressions)",
-				 lost.suppressed_objects, lost.suppressed_objects == 1 ? "" : "s",
-				 lost.suppressed_bytes);
-	if (scanned) {
-		sum_sites(&lt, true, &kept);
-		unsigned long n = kept.objects + kept.libc_objects + kept.suppressed_objects;
-		size_t b = kept.bytes + kept.libc_bytes + kept.suppressed_bytes;
-		if (n && slub_opt(leak_check_reachable)) {
-			slub_report_line("leak: still reachable: %lu block%s, %zu bytes, from %lu call "
-					 "site%s:", n, n == 1 ? "" : "s", b, kept.kept,
-					 kept.kept == 1 ? "" : "s");
-			print_sites(&lt, &kept);
-		} else if (n) {
-			slub_report_line("leak: still reachable: %lu block%s, %zu bytes (not listed: "
-					 "slub_leak_check_reachable=1 lists them)", n, n == 1 ? "" : "s", b);
-		}
-	}
-	if (lt.refused)
-		slub_report_line("leak: not counted: %lu block%s, %zu bytes the program freed but libslub "
-				 "kept, its free refused after a report above", lt.refused,
-				 lt.refused == 1 ? "" : "s", lt.refused_bytes);
-	if (lt.unplaced)
-		slub_report_line("leak: %lu blocks not placed (too many call sites)", lt.unplaced);
-	if (lt.dropped)
-		slub_report_line("leak: %lu blocks not looked at (more than %lu)", lt.dropped,
-				 lt.max_blocks);
+	leak_listing(&o, &lt, scanned, "at exit");
 	slub_report_end();
 	leak_table_release(&lt);
 }

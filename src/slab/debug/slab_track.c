@@ -30,54 +30,29 @@
 #define TRACK_CAPTURE (TRACK_ADDRS_COUNT + 8)
 
 /*
- * The allocator's own code, dropped from the front of a stack so that a
- * track starts at the program's call.  As a shared library (the usual
- * case, and the preloaded one) that is its text mapping.  Linked into the
- * program (a static build), its objects sit together in the text, so it
- * is the span from the first to the end of the last of the functions on
- * the way from an entry point to the capture (static ones between them
- * included), each function's size read from the symbol table once.
+ * The allocator's own code is dropped from the front of a stack, so that a
+ * track starts at the program's call (stack_trace_own_frame()); linked into
+ * a program, these are the functions on the way from an entry point to a
+ * capture, with the report paths' own.
  */
-static uintptr_t own_text_start, own_text_end;
-static pthread_once_t own_text_once = PTHREAD_ONCE_INIT;
-
-static void add_own_function(const void *fn)
+__attribute__((constructor(104))) static void track_own_functions(void)
 {
-	char name[320];
-	uintptr_t start = (uintptr_t)fn;
-	if (stack_trace_symbol(start, name, sizeof(name)) != STACK_SYM_FUNCTION)
-		return;
-	const char *size = strstr(name, "/0x");
-	uintptr_t end = size ? start + strtoul(size + 3, NULL, 16) : start + 1;
-	if (!own_text_end || start < own_text_start)
-		own_text_start = start;
-	if (end > own_text_end)
-		own_text_end = end;
-}
-
-static void find_own_text(void)
-{
-	struct maps_entry e;
-	char path[256];
-	if (maps_find((uintptr_t)&find_own_text, &e, path, sizeof(path)) && strstr(path, ".so")) {
-		own_text_start = e.start;
-		own_text_end = e.end;
-		return;
-	}
 	static const void *const path_functions[] = {
 		track_save_stack, track_capture, debug_slab_alloc, debug_slab_free, slab_alloc_finish,
 		slab_alloc_sized, slab_free_finish, __slab_free, __slab_alloc, kmem_cache_alloc,
 		kmem_cache_alloc_node, kmem_cache_zalloc, kmem_cache_free, kmem_cache_alloc_bulk,
 		kmem_cache_free_bulk, kmalloc, kmalloc_node, kzalloc, kmalloc_array, kcalloc, kfree,
-		kfree_checked, krealloc, kmemdup, kstrdup,
+		kfree_checked, krealloc, kmemdup, kstrdup, object_err, slab_err, debug_dump_stack,
+		slab_double_free, slab_free_suspect, slub_validate,
 	};
-	for (size_t i = 0; i < sizeof(path_functions) / sizeof(path_functions[0]); i++)
-		add_own_function(path_functions[i]);
+	static const void *const cold_functions[] = { slab_bad_free };
+	stack_trace_add_own(path_functions, sizeof(path_functions) / sizeof(path_functions[0]), false);
+	stack_trace_add_own(cold_functions, 1, true);
 }
 
 static bool own_frame(uintptr_t addr)
 {
-	return addr >= own_text_start && addr < own_text_end;
+	return stack_trace_own_frame(addr);
 }
 
 /*
@@ -94,8 +69,6 @@ __attribute__((noinline)) void track_save_stack(struct track_stack *ts, uintptr_
 	unsigned int keep = (unsigned int)slub_opt(debug_frames);
 	ts->addr = 0;
 	ts->handle = 0;
-	/* maps is read with open/read: safe here, before any allocator lock. */
-	pthread_once(&own_text_once, find_own_text);
 	if (!keep && ret && !own_frame(ret)) {
 		ts->addr = ret;		/* slub_debug_frames=0: the caller alone */
 		return;

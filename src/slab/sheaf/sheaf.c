@@ -32,6 +32,7 @@
 #define _GNU_SOURCE
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
+#include "slab/debug/kfence.h"
 
 #include <errno.h>
 
@@ -439,6 +440,7 @@ static __noinline void *__sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 
 	slub_fork_handlers_check();
 	stat(s, ALLOC_SLOWPATH);
+	kfence_tick();
 	for (;;) {
 		c = sheaf_lock_main(s, &empty);
 		if (!c)

@@ -15,6 +15,8 @@
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
+#include "slab/debug/kfence.h"
+#include "slab/core/slab_harden.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -50,7 +52,9 @@ static_assert(sizeof(struct tsheaf) == 8 + 8 * TSHEAF_CAPACITY, "count, room, ar
 
 bool tsheaf_enabled(void)
 {
-	return slub_opt(thread_sheaves) && !slub_percpu_rseq && &slub_malloc_library &&
+	/* Not with init_on_free: its wipe is in free_finish(), which a sheaf's push skips. */
+	return slub_opt(thread_sheaves) && !slub_percpu_rseq && !slab_free_hooked &&
+	       &slub_malloc_library &&
 	       slub_malloc_library;
 }
 
@@ -237,6 +241,7 @@ void *tsheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	if (!n) {
 		/* Half the room: the next frees have room, the next allocations objects. */
 		slub_fork_handlers_check();
+		kfence_tick();
 		while (!(n = slab_refill_bulk(s, sh->objects, (sh->room + 1) / 2)))
 			if (!slab_new_partial(s, gfp, node) || !READ_ONCE(s->tsheaf_off))
 				return NULL;	/* no memory, or debug switched on: the other paths */

@@ -317,8 +317,10 @@ static void table_body(struct slabinfo_out *out, struct rows *rows)
 		bytes += r->bytes;
 		objects += r->objects;
 	}
-	unsigned long idle = READ_ONCE(page_alloc_stats.idle_extents);
-	unsigned long idle_bytes = READ_ONCE(page_alloc_stats.idle_extent_pages) << PAGE_SHIFT;
+	/* Kept for reuse: mappings in malloc's cache and buddy extents in its bins. */
+	unsigned long idle = READ_ONCE(page_alloc_stats.idle_extents) + binned_extents();
+	unsigned long idle_bytes = (READ_ONCE(page_alloc_stats.idle_extent_pages) +
+				    binned_extent_pages()) << PAGE_SHIFT;
 	unsigned long extents = READ_ONCE(page_alloc_stats.extents) - idle;
 	unsigned long extent_bytes = (READ_ONCE(page_alloc_stats.extent_pages) << PAGE_SHIFT) -
 				     idle_bytes;

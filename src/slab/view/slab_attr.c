@@ -172,6 +172,13 @@ SHOW(cpu_slabs) { show_slab_objects(s, o, SO_CPU); }
 FLAG_SHOW(hwcache_align, SLAB_HWCACHE_ALIGN)
 FLAG_SHOW(reclaim_account, SLAB_RECLAIM_ACCOUNT)
 FLAG_SHOW(destroy_by_rcu, SLAB_TYPESAFE_BY_RCU)
+/*
+ * libslub's own: what waits for an RCU grace period (src/slab/rcu/):
+ * objects queued by kfree_rcu() (or a poisoning debug free of an RCU
+ * cache), and SLAB_TYPESAFE_BY_RCU slabs on their way back to the pages.
+ */
+SHOW(rcu_pending_objects) { emit(o, "%lu\n", __atomic_load_n(&s->rcu_pending_objects, __ATOMIC_RELAXED)); }
+SHOW(rcu_pending_slabs) { emit(o, "%lu\n", __atomic_load_n(&s->rcu_pending_slabs, __ATOMIC_RELAXED)); }
 FLAG_SHOW(cache_dma, SLAB_CACHE_DMA)
 /*
  * The debug switches, writable as in 2.6.22: '1' on, anything else off,
@@ -346,7 +353,8 @@ static const struct slab_attribute slab_attrs[] = {
 	RO(slab_size), RO(object_size), RO(objs_per_slab), RW(order), RW(min_partial),
 	RW(cpu_partial), RO(slabs_cpu_partial), RO(objects), RO(objects_partial),
 	RO(total_objects), RO(total_pages), RO(slabs), RO(partial), RO(cpu_slabs), RO(ctor), RO(aliases),
-	RO(align), RO(hwcache_align), RO(reclaim_account), RO(destroy_by_rcu), RO(cache_dma),
+	RO(align), RO(hwcache_align), RO(reclaim_account), RO(destroy_by_rcu), RO(rcu_pending_objects),
+	RO(rcu_pending_slabs), RO(cache_dma),
 	RW(sanity_checks), RW(red_zone), RW(poison), RW(store_user), RW(trace), RO(usersize),
 	RW(shrink), RW(validate), RO(alloc_calls), RO(free_calls), RO(sheaf_capacity),
 };

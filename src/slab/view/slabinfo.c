@@ -82,6 +82,8 @@ bool slabinfo_load(struct slabinfo_set *set, struct slabinfo_cache *c, const cha
 	NUM(cache_dma, "cache_dma");
 	NUM(hwcache_align, "hwcache_align");
 	NUM(destroy_by_rcu, "destroy_by_rcu");
+	NUM(rcu_pending_objects, "rcu_pending_objects");
+	NUM(rcu_pending_slabs, "rcu_pending_slabs");
 	NUM(reclaim_account, "reclaim_account");
 	NUM(sanity_checks, "sanity_checks");
 	NUM(red_zone, "red_zone");
@@ -504,6 +506,9 @@ static void report(struct slabinfo_set *set, const struct slabinfo_opts *opts,
 		slabinfo_printf(out, "** Memory is allocated in a special DMA zone\n");
 	if (c->destroy_by_rcu)
 		slabinfo_printf(out, "** Slabs are destroyed via RCU\n");
+	if (c->rcu_pending_objects || c->rcu_pending_slabs)
+		slabinfo_printf(out, "** Waiting for an RCU grace period: %lu objects, %lu slabs\n",
+				c->rcu_pending_objects, c->rcu_pending_slabs);
 	if (c->reclaim_account)
 		slabinfo_printf(out, "** Reclaim accounting active\n");
 	slabinfo_printf(out, "\nSizes (bytes)     Slabs              Debug                Memory\n");

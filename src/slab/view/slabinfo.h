@@ -48,6 +48,8 @@ struct slabinfo_cache {
 	int refs;			/* aliases pointing at it in the tree */
 	unsigned int aliases, align, order, object_size, slab_size, objs_per_slab;
 	bool cache_dma, hwcache_align, destroy_by_rcu, reclaim_account;
+	/* libslub's: waiting for an RCU grace period (0 where the tree has no such file) */
+	unsigned long rcu_pending_objects, rcu_pending_slabs;
 	bool sanity_checks, red_zone, poison, store_user, trace;
 	unsigned long objects, objects_partial, total_objects, slabs, partial, cpu_slabs;
 	unsigned long total_pages;	/* libslub's attribute; 0 in the kernel's tree */

@@ -18,7 +18,6 @@
 #include <slub.h>
 #include "check.h"
 
-static const char *self_path;
 
 static long attr_long(struct kmem_cache *s, const char *name)
 {
@@ -230,40 +229,20 @@ static int some_pages(void)
 	return check_done();
 }
 
-static const struct {
-	const char *mode, *options;
-	int (*fn)(void);
-} cases[] = {
-	{ "every_call", "failslab=1,100,0,-1", every_call },
-	{ "every_call_debug", "failslab=1,100,0,-1 slub_debug=FZP", every_call },
-	{ "verbose_times", "failslab=1,100,0,2 fail_verbose=1", verbose_times },
-	{ "one_cache", "failslab=1,100,0,-1 failslab_cache=victim", one_cache },
-	{ "exact_calls", "failslab=3,100,640,4 failslab_cache=exact", exact_calls },
-	{ "share", "failslab=1,25,0,-1 slub_nomerge", share },
-	{ "share_debug", "failslab=1,25,0,-1 slub_debug=F", share },
-	{ "share_sheaves", "failslab=1,25,0,-1 slub_sheaves=16 slub_nomerge", share },
-	{ "no_pages", "fail_page_alloc=1,100,0,-1", no_pages },
-	{ "some_pages", "fail_page_alloc=1,50,0,-1", some_pages },
+static const struct self_case cases[] = {
+	{ "every_call", "failslab=1,100,0,-1", every_call, 0 },
+	{ "every_call_debug", "failslab=1,100,0,-1 slub_debug=FZP", every_call, 0 },
+	{ "verbose_times", "failslab=1,100,0,2 fail_verbose=1", verbose_times, 0 },
+	{ "one_cache", "failslab=1,100,0,-1 failslab_cache=victim", one_cache, 0 },
+	{ "exact_calls", "failslab=3,100,640,4 failslab_cache=exact", exact_calls, 0 },
+	{ "share", "failslab=1,25,0,-1 slub_nomerge", share, 0 },
+	{ "share_debug", "failslab=1,25,0,-1 slub_debug=F", share, 0 },
+	{ "share_sheaves", "failslab=1,25,0,-1 slub_sheaves=16 slub_nomerge", share, 0 },
+	{ "no_pages", "fail_page_alloc=1,100,0,-1", no_pages, 0 },
+	{ "some_pages", "fail_page_alloc=1,50,0,-1", some_pages, 0 },
 };
 
 int main(int argc, char **argv)
 {
-	if (argc > 1) {
-		for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
-			if (!strcmp(argv[1], cases[i].mode))
-				return cases[i].fn();
-		return 2;
-	}
-	self_path = argv[0];
-	static char out[1 << 16];
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		int status = run_self(self_path, cases[i].mode, cases[i].options, out, sizeof(out));
-		bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-		printf("== %s (SLUB_OPTIONS=%s): %s\n", cases[i].mode, cases[i].options,
-		       ok ? "ok" : "FAILED");
-		if (!ok)
-			fputs(out, stdout);
-		CHECK(ok);
-	}
-	return check_done();
+	return run_self_cases(argc, argv, cases, ARRAY_SIZE(cases), NULL);
 }

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * malloc_extent_bins.c - freed buddy extents (above 8 KiB, up to 4 MiB)
+ * kept whole, mapped and resident, for the next malloc of their size.
+ *
+ * Why: freeing an extent to the buddy lists merges its blocks under the
+ * zone lock and the next malloc splits them again (three zone locks and
+ * some 1,400 instructions a pair); a program that frees a 256 KiB buffer
+ * mostly asks for one again.  A bin is a small stack per order of the page
+ * count: a free pushes the extent as it is (still an allocated block to the
+ * page allocator, PG_extent cleared), a malloc pops one of its size.
+ *
+ * The bound: EXTENT_BINS_MAX_PAGES in all, EXTENT_BIN_SLOTS per bin, and
+ * time: an entry that waited slub_decay_ms is given back to the OS (its
+ * pages decommitted), checked on each extent free, on each page-level
+ * allocation and by the decay thread.  The bins never raise the peak: when
+ * the page allocator takes fresh pages, they give back as many first
+ * (slub_malloc_pages_taken), as the cache of mappings does.  Kept pages
+ * are counted in page_alloc_stats.binned, shown as kept for reuse.
+ *
+ * Locks: one mutex per bin, only ever tried (a thread whose holder is
+ * preempted, or a signal handler that interrupted it, goes to the buddy
+ * lists instead); nothing else is taken while it is held.  fork() takes
+ * them all (the handlers below).
+ */
+#define _GNU_SOURCE
+#include "malloc/malloc_extent_bins.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "base/options.h"
+#include "base/start.h"
+
+/* A take looks this far down its bin's stack for a size that fits. */
+#define TAKE_LOOK 8
+
+struct bin_entry {
+	struct page *page;	/* the extent's head (no PG_extent while here) */
+	unsigned long nr;	/* its pages */
+	uint64_t when;		/* when it was freed (ms) */
+};
+
+/* Entries [0, count): the oldest at the bottom, the last freed on top. */
+struct extent_bin {
+	pthread_mutex_t lock;
+	unsigned int count;	/* written under lock, read without it as a hint */
+	struct bin_entry slot[EXTENT_BIN_SLOTS];
+} __attribute__((aligned(64)));
+
+static struct extent_bin bins[MAX_PAGE_ORDER + 1] = {
+	[0 ... MAX_PAGE_ORDER] = { .lock = PTHREAD_MUTEX_INITIALIZER },
+};
+
+/* No entry is due for the decay before this (ms); UINT64_MAX: none kept. */
+static uint64_t bins_due_ms = UINT64_MAX;
+
+/* The bin of an extent of @nr (2 or more) pages: the order of its page count, rounded up. */
+static struct extent_bin *bin_of(unsigned long nr)
+{
+	return &bins[64 - __builtin_clzl(nr - 1)];
+}
+
+static void due_no_later(uint64_t when)
+{
+	uint64_t cur = __atomic_load_n(&bins_due_ms, __ATOMIC_RELAXED);
+	while (when < cur && !__atomic_compare_exchange_n(&bins_due_ms, &cur, when, true,
+							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static void account(unsigned long nr, bool in)
+{
+	if (in)
+		__atomic_add_fetch(&page_alloc_stats.binned, BINNED_ONE(nr), __ATOMIC_RELAXED);
+	else
+		__atomic_sub_fetch(&page_alloc_stats.binned, BINNED_ONE(nr), __ATOMIC_RELAXED);
+}
+
+static void remove_entries(struct extent_bin *b, unsigned int at, unsigned int n)
+{
+	if (at + n < b->count)	/* not the top: what lies above moves down */
+		memmove(&b->slot[at], &b->slot[at + n], (b->count - at - n) * sizeof(b->slot[0]));
+	WRITE_ONCE(b->count, b->count - n);
+}
+
+bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_ms)
+{
+	uint64_t decay = (uint64_t)slub_opt(decay_ms);
+	/* decay 0 asks for nothing to be kept. */
+	if (!decay || nr < 2 || nr > MAX_ORDER_NR_PAGES ||
+	    binned_extent_pages() + nr > EXTENT_BINS_MAX_PAGES)
+		return false;	/* racing puts may pass this together: a bound, not a limit */
+	slub_fork_handlers_check();
+	struct extent_bin *b = bin_of(nr);
+	if (pthread_mutex_trylock(&b->lock))
+		return false;
+	bool kept = b->count < EXTENT_BIN_SLOTS;
+	if (kept) {
+		b->slot[b->count] = (struct bin_entry){ page, nr, now_ms };
+		WRITE_ONCE(b->count, b->count + 1);
+		account(nr, true);
+	}
+	pthread_mutex_unlock(&b->lock);
+	if (kept)
+		due_no_later(now_ms + decay);
+	return kept;
+}
+
+struct page *extent_bins_take(unsigned long nr, unsigned long *have)
+{
+	if (nr < 2)
+		return NULL;
+	struct extent_bin *b = bin_of(nr);
+	if (!READ_ONCE(b->count) || pthread_mutex_trylock(&b->lock))
+		return NULL;
+	struct page *page = NULL;
+	unsigned int low = b->count > TAKE_LOOK ? b->count - TAKE_LOOK : 0;
+	/*
+	 * The newest first (its pages the likeliest in the CPU's caches).
+	 * The same size only: an extent is exactly the pages asked for
+	 * (malloc_usable_size, the debug header's record of its bytes).
+	 */
+	for (unsigned int i = b->count; i-- > low;) {
+		if (b->slot[i].nr == nr) {
+			page = b->slot[i].page;
+			*have = nr;
+			remove_entries(b, i, 1);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&b->lock);
+	if (page)
+		account(*have, false);
+	return page;
+}
+
+/*
+ * Take up to @max entries off the bottom of @b that @due says may go
+ * (NULL: any) into @out; their number.  Sets *@next to when the new
+ * bottom falls due (UINT64_MAX: none left).
+ */
+static unsigned int take_oldest(struct extent_bin *b, struct bin_entry *out, unsigned int max,
+				bool (*due)(const struct bin_entry *, uint64_t), uint64_t now,
+				uint64_t *next)
+{
+	*next = UINT64_MAX;
+	if (!READ_ONCE(b->count) || pthread_mutex_trylock(&b->lock)) {
+		if (READ_ONCE(b->count))
+			*next = now + 1;	/* busy: look again soon */
+		return 0;
+	}
+	unsigned int n = 0;
+	while (n < b->count && n < max && (!due || due(&b->slot[n], now)))
+		n++;
+	memcpy(out, b->slot, n * sizeof(*out));
+	remove_entries(b, 0, n);
+	if (b->count)
+		*next = b->slot[0].when + (uint64_t)slub_opt(decay_ms);
+	pthread_mutex_unlock(&b->lock);
+	for (unsigned int i = 0; i < n; i++)
+		account(out[i].nr, false);
+	return n;
+}
+
+static bool waited_decay(const struct bin_entry *e, uint64_t now)
+{
+	return now >= e->when + (uint64_t)slub_opt(decay_ms);
+}
+
+static __noinline void expire_slow(uint64_t now_ms)
+{
+	/* Puts racing with this lower the mark again after the store. */
+	__atomic_store_n(&bins_due_ms, UINT64_MAX, __ATOMIC_RELAXED);
+	struct bin_entry out[EXTENT_BIN_SLOTS];
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++) {
+		uint64_t next;
+		unsigned int n = take_oldest(&bins[o], out, EXTENT_BIN_SLOTS, waited_decay, now_ms, &next);
+		due_no_later(next);
+		/* A decay period unused: back to the OS, not only to the buddy lists. */
+		for (unsigned int i = 0; i < n; i++)
+			release_pages_extent(out[i].page, out[i].nr);
+	}
+}
+
+void extent_bins_expire(uint64_t now_ms)
+{
+	if (unlikely(now_ms >= __atomic_load_n(&bins_due_ms, __ATOMIC_RELAXED)))
+		expire_slow(now_ms);
+}
+
+void extent_bins_drain(unsigned long pages)
+{
+	struct bin_entry out[EXTENT_BIN_SLOTS];
+	for (int o = MAX_PAGE_ORDER; o >= 0 && pages; o--) {
+		uint64_t next;
+		unsigned int n = take_oldest(&bins[o], out, EXTENT_BIN_SLOTS, NULL, 0, &next);
+		for (unsigned int i = 0; i < n; i++) {
+			/* Dirty, to the buddy lists: the allocation that asked reuses them. */
+			free_pages_extent(out[i].page, out[i].nr);
+			pages = out[i].nr < pages ? pages - out[i].nr : 0;
+		}
+	}
+}
+
+bool extent_bins_hold(const void *p)
+{
+	bool found = false;
+	for (int o = 0; o <= MAX_PAGE_ORDER && !found; o++) {
+		struct extent_bin *b = &bins[o];
+		if (!READ_ONCE(b->count) || pthread_mutex_trylock(&b->lock))
+			continue;
+		for (unsigned int i = 0; i < b->count && !found; i++) {
+			uintptr_t start = (uintptr_t)memmap_page_address(b->slot[i].page);
+			/* The first page: a debug extent's pointer lies past its header. */
+			found = (uintptr_t)p >= start && (uintptr_t)p < start + PAGE_SIZE;
+		}
+		pthread_mutex_unlock(&b->lock);
+	}
+	return found;
+}
+
+/* fork(): every bin locked in order across it; the child's locks made new. */
+static void bins_fork_prepare(void)
+{
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
+		pthread_mutex_lock(&bins[o].lock);
+}
+
+static void bins_fork_parent(void)
+{
+	for (int o = MAX_PAGE_ORDER; o >= 0; o--)
+		pthread_mutex_unlock(&bins[o].lock);
+}
+
+static void bins_fork_child(void)
+{
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
+		pthread_mutex_init(&bins[o].lock, NULL);
+}
+slub_initcall(extent_bins_initcall, .fork_level = FORK_PAGE, .fork_prepare = bins_fork_prepare,
+	      .fork_parent = bins_fork_parent, .fork_child = bins_fork_child);

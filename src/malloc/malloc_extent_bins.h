@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * malloc_extent_bins.h - freed buddy extents (up to 4 MiB) kept whole for
+ * the next malloc of their size (malloc_extent_bins.c).
+ */
+#ifndef SLUB_MALLOC_EXTENT_BINS_H
+#define SLUB_MALLOC_EXTENT_BINS_H
+
+#include "page/page_alloc.h"
+
+/* All bins together hold at most this many pages (64 MiB). */
+#define EXTENT_BINS_MAX_PAGES (64UL << (20 - PAGE_SHIFT))
+/* Entries per bin (one bin per order of the extent's page count). */
+#define EXTENT_BIN_SLOTS 64
+
+/*
+ * Keep the freed buddy extent at @page (@nr pages, PG_extent already
+ * cleared) for reuse; false: full, busy or not wanted, the caller frees it.
+ */
+__hidden bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_ms);
+/*
+ * A kept extent of @nr pages (*@have: its pages, @nr), or NULL.  Its pages
+ * are as the last owner left them (dirty).
+ */
+__hidden struct page *extent_bins_take(unsigned long nr, unsigned long *have);
+/* Give back what has waited a decay period by @now_ms (cheap when nothing is due). */
+__hidden void extent_bins_expire(uint64_t now_ms);
+/* Give back kept extents, the oldest first, until @pages pages went (ULONG_MAX: all). */
+__hidden void extent_bins_drain(unsigned long pages);
+/* Is @p the start of an extent a bin keeps (a free of it is a double free)? */
+__hidden bool extent_bins_hold(const void *p);
+
+#endif
