@@ -78,12 +78,8 @@ __hidden void krc_fork_child(void);
  * it, the grace period may end and a callback run first); every callback
  * of ours acquires it first.  No code in other builds.
  */
-#if defined(__SANITIZE_THREAD__)
+#ifdef SLUB_TSAN		/* base/compiler.h */
 #define SLAB_RCU_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SLAB_RCU_TSAN 1
-#endif
 #endif
 #ifdef SLAB_RCU_TSAN
 void __tsan_acquire(void *addr);
