@@ -459,7 +459,8 @@ static inline bool freepointer_plausible(const void *fp)
 __attribute__((no_sanitize("thread")))
 static inline void *get_freepointer_safe(const struct kmem_cache *s, void *object)
 {
-	return freepointer_decode(__atomic_load_n((uintptr_t *)((char *)object + s->offset),
+	/* s->offset too may be stale: a debug switch (slub_debug.c) fails the CAS after. */
+	return freepointer_decode(__atomic_load_n((uintptr_t *)((char *)object + data_race(s->offset)),
 						  __ATOMIC_RELAXED));
 }
 

@@ -444,7 +444,7 @@ int slab_set_debug(struct kmem_cache *s, slab_flags_t flag, bool on)
 			ret = -EINVAL;
 		} else {
 			s->size = laid_out.size;
-			s->offset = laid_out.offset;
+			WRITE_ONCE(s->offset, laid_out.offset);	/* get_freepointer_safe() reads it racily */
 			s->inuse = laid_out.inuse;
 			s->red_left_pad = laid_out.red_left_pad;
 			s->reciprocal_size = laid_out.reciprocal_size;
