@@ -7,7 +7,8 @@ set -euo pipefail
 profile=${1:-test}
 # libdw-dev: slub-symbolize, which gives report frames their file:line.
 # liburcu-dev: RCU (kfree_rcu, SLAB_TYPESAFE_BY_RCU) builds against its headers; tests link it.
-pkgs=(build-essential cmake pkg-config libdw-dev liburcu-dev)
+# valgrind: its headers (memcheck's client requests, slab_kasan.c); the tool for tests and counts.
+pkgs=(build-essential cmake pkg-config libdw-dev liburcu-dev valgrind)
 # The real programs the tests run under libslub (tests/programs).
 programs=(python3 sqlite3 git xz-utils gzip redis-server redis-tools)
 # slubfs and its tests (a live process's tree mounted through FUSE).

@@ -117,7 +117,9 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(kfence_sample_interval, "kfence.sample_interval", OPT_INT, 0, 0, 3600000, \
 	  "KFENCE: one allocation every N ms comes from the guarded pool (0: off)") \
 	X(kfence_num_objects, "kfence.num_objects", OPT_INT, 255, 1, 65535,   \
-	  "KFENCE: objects in the guarded pool, each on a page between guard pages")
+	  "KFENCE: objects in the guarded pool, each on a page between guard pages") \
+	X(kasan, "kasan", OPT_BOOL, 1, 0, 1,                                  \
+	  "under AddressSanitizer or valgrind, tell the tool every slab object's state (KASAN; 0: never)")
 
 enum slub_option_id {
 #define X(id, name, type, def, min, max, help) OPT_##id,

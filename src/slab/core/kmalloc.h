@@ -39,7 +39,7 @@ static inline struct kmem_cache *kmalloc_cache_fast(size_t size)
  */
 static inline size_t slab_ksize(const struct kmem_cache *s)
 {
-	if (unlikely(s->flags & (SLAB_RED_ZONE | SLAB_POISON)))
+	if (unlikely(s->flags & (SLAB_RED_ZONE | SLAB_POISON | __SLAB_KASAN)))
 		return s->object_size;
 	if (unlikely(s->flags & (SLAB_TYPESAFE_BY_RCU | SLAB_STORE_USER)))
 		return s->inuse;

@@ -89,6 +89,7 @@
 /* Internal cache flags, above the public SLAB_* bits. */
 #define __OBJECT_POISON   0x80000000u	/* poison the object itself */
 #define __SLAB_NO_SHEAVES 0x40000000u	/* never sheaves, whatever the options (the sheaves' own caches) */
+#define __SLAB_KASAN      0x20000000u	/* objects' states told to ASan or valgrind (slab_kasan.h) */
 #define SLAB_DEBUG_FLAGS (SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON | \
 			  SLAB_STORE_USER | SLAB_TRACE)
 #define SLAB_VALID_FLAGS (SLAB_DEBUG_FLAGS | SLAB_HWCACHE_ALIGN | SLAB_PANIC |     \
@@ -102,7 +103,11 @@
  * (SLAB_MERGE_SAME: where their memory comes from and how it is counted).
  */
 #define SLAB_NEVER_MERGE (SLAB_DEBUG_FLAGS | SLAB_TYPESAFE_BY_RCU | SLAB_NOLEAKTRACE | SLAB_NO_MERGE)
-#define SLAB_MERGE_SAME (SLAB_RECLAIM_ACCOUNT | SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_ACCOUNT)
+#define SLAB_MERGE_SAME (SLAB_RECLAIM_ACCOUNT | SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_ACCOUNT | \
+			 __SLAB_KASAN)
+
+/* Caches that take the debug paths (slab_debug.h): slub_debug's, and KASAN's. */
+#define SLAB_SLOW_FLAGS (SLAB_DEBUG_FLAGS | __SLAB_KASAN)
 
 /* One more name of a merged cache, and how many creations used it. */
 struct slab_alias {

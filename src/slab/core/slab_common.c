@@ -11,6 +11,7 @@
 #include "slab/debug/slab_debug.h"
 #include "slab/core/slab_harden.h"
 #include "slab/debug/kfence.h"
+#include "slab/debug/slab_kasan.h"
 #include "slab/rcu/rcu.h"
 
 #include <errno.h>
@@ -201,6 +202,7 @@ static void slab_init(void)
 	slub_ensure_init();
 	slab_fp_init();		/* before the first freelist is written */
 	slab_hooks_setup();	/* before the mode: the hooks choose it */
+	slab_kasan_setup();	/* before the first cache a tool is told of */
 	slab_set_percpu_mode(0);
 	choose_percpu_mode();
 	struct kmem_cache *s = &boot_kmem_cache;
@@ -430,6 +432,7 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size,
 	/* What slub_debug asks for this name: a cache it selects never merges. */
 	bool higher_order_off;
 	flags |= slub_debug_flags(name, &higher_order_off);
+	flags |= slab_kasan_flags(flags);
 	/* The cache failslab_cache names keeps to itself, as the kernel's SLAB_FAILSLAB. */
 	if (slub_failslab_on && slub_opt_str(failslab_cache)[0] &&
 	    !strcmp(name, slub_opt_str(failslab_cache)))

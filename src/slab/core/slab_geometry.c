@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "slab/core/slab.h"
+#include "slab/debug/slab_kasan.h"
 
 #include <errno.h>
 
@@ -131,11 +132,18 @@ bool calculate_sizes(struct kmem_cache *s)
 	if ((flags & SLAB_RED_ZONE) && size == s->object_size)
 		size += sizeof(void *);
 
+	/* KASAN's red zone: poisoned bytes after the object, wider for larger ones. */
+	if (flags & __SLAB_KASAN)
+		size = (unsigned int)ALIGN_UP(s->object_size + kasan_redzone(s->object_size),
+					      sizeof(void *));
+
 	s->inuse = size;
 
-	bool kmalloc_orig_size = (flags & SLAB_STORE_USER) && (flags & SLAB_KMALLOC);
+	bool kmalloc_orig_size = (flags & (SLAB_STORE_USER | __SLAB_KASAN)) && (flags & SLAB_KMALLOC);
 	bool rcu_inside = (flags & SLAB_TYPESAFE_BY_RCU) && s->use_freeptr_offset;
+	/* Under KASAN too: a use after free must not break the freelist (valgrind goes on). */
 	if (((flags & SLAB_TYPESAFE_BY_RCU) && !rcu_inside) || (flags & SLAB_POISON) || s->ctor ||
+	    (flags & __SLAB_KASAN) ||
 	    ((flags & SLAB_RED_ZONE) && (s->object_size < sizeof(void *) || kmalloc_orig_size))) {
 		/* The object must stay intact while free: pointer after it. */
 		s->offset = size;
@@ -147,11 +155,10 @@ bool calculate_sizes(struct kmem_cache *s)
 		s->offset = (unsigned int)ALIGN_DOWN(s->object_size / 2, sizeof(void *));
 	}
 
-	if (flags & SLAB_STORE_USER) {
+	if (flags & SLAB_STORE_USER)
 		size += 2 * sizeof(struct track);
-		if (kmalloc_orig_size)
-			size += sizeof(unsigned int);
-	}
+	if (kmalloc_orig_size)
+		size += sizeof(unsigned int);
 
 	/* Set either way: a debug switch lays a live cache out again (slab_set_debug). */
 	s->red_left_pad = 0;
@@ -199,7 +206,7 @@ void set_min_partial(struct kmem_cache *s)
  */
 bool slab_no_cpu_partial(const struct kmem_cache *s)
 {
-	return !slub_opt(slub_cpu_partial) || (s->flags & SLAB_DEBUG_FLAGS) || s->sheaf_capacity ||
+	return !slub_opt(slub_cpu_partial) || (s->flags & SLAB_SLOW_FLAGS) || s->sheaf_capacity ||
 	       s->tsheaf_off;
 }
 

@@ -49,6 +49,9 @@ struct kmem_cache *find_mergeable(unsigned int size, unsigned int align, slab_fl
 			continue;
 		if (s->size % align || s->size - size >= sizeof(void *))
 			continue;
+		/* KASAN's slots hold a red zone: the objects must fit, not the slots. */
+		if ((flags & __SLAB_KASAN) && size > ALIGN_UP(s->object_size, sizeof(void *)))
+			continue;
 		return s;
 	}
 	return NULL;

@@ -17,6 +17,7 @@
 #include "slab/debug/slab_debug.h"
 #include "slab/core/slab_harden.h"
 #include "slab/debug/kfence.h"
+#include "slab/debug/slab_kasan.h"
 #include "slab/rcu/rcu.h"
 
 #include <errno.h>
@@ -311,6 +312,8 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	slab->counters = c.counters;
 	void *first = shuffle ? slab_shuffle_freelist(s, start, objects) : NULL;
 	slab->freelist = first ? first : link_objects(s, slab, 0, built);
+	if (slab_kasan(s))	/* built: no object is the program's yet */
+		kasan_slab_new(s, start, PAGE_SIZE << oo_order(oo));
 	/* A set slab_cache is what makes the page a slab to object_slab(). */
 	__atomic_store_n(&slab->slab_cache, s, __ATOMIC_RELEASE);
 	__atomic_or_fetch(&slab->flags, PG_slab, __ATOMIC_RELEASE);
@@ -364,6 +367,8 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	slab->counters = 0;
 	__atomic_and_fetch(&slab->flags, ~(PG_slab | PG_slab_partial | PG_slab_disabled),
 			   __ATOMIC_RELEASE);
+	if (slab_kasan(s))
+		kasan_slab_gone(s, slab_address(slab), PAGE_SIZE << slab->order);
 	/* Readers under rcu_read_lock() may still look: the pages wait (rcu.h).  Never switched. */
 	if (unlikely(READ_ONCE(s->flags) & SLAB_TYPESAFE_BY_RCU))
 		slab_rcu_free_slab(s, slab);
@@ -373,8 +378,11 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 
 void slab_free_pages(struct kmem_cache *s, struct slab *slab)
 {
-	if (s->flags & SLAB_CONSISTENCY_CHECKS)
+	if (s->flags & SLAB_CONSISTENCY_CHECKS) {
+		kasan_quiet_begin();
 		slab_pad_check(s, slab);
+		kasan_quiet_end();
+	}
 	discard_slab(s, slab);
 }
 

@@ -27,6 +27,7 @@
 #define SLUB_SLAB_DEBUG_H
 
 #include "slab/core/slab.h"
+#include "slab/debug/slab_kasan.h"
 
 #define POISON_INUSE 0x5a
 #define POISON_FREE 0x6b
@@ -40,7 +41,7 @@ enum track_item { TRACK_ALLOC, TRACK_FREE };
 
 static inline bool kmem_cache_debug(const struct kmem_cache *s)
 {
-	return unlikely(READ_ONCE(s->flags) & SLAB_DEBUG_FLAGS);
+	return unlikely(READ_ONCE(s->flags) & SLAB_SLOW_FLAGS);
 }
 
 /* The free pointer lies after the object (inuse), not inside it. */
@@ -55,10 +56,10 @@ static inline unsigned int get_info_end(const struct kmem_cache *s)
 	return freeptr_outside_object(s) ? s->inuse + (unsigned int)sizeof(void *) : s->inuse;
 }
 
-/* kmalloc caches with U keep the size each caller asked for. */
+/* kmalloc caches with U, or KASAN's, keep the size each caller asked for. */
 static inline bool slub_debug_orig_size(const struct kmem_cache *s)
 {
-	return (s->flags & (SLAB_STORE_USER | SLAB_KMALLOC)) == (SLAB_STORE_USER | SLAB_KMALLOC);
+	return (s->flags & SLAB_KMALLOC) && (s->flags & (SLAB_STORE_USER | __SLAB_KASAN));
 }
 
 static inline struct track *get_track(const struct kmem_cache *s, void *object,
@@ -69,12 +70,18 @@ static inline struct track *get_track(const struct kmem_cache *s, void *object,
 
 static inline unsigned int *orig_size_slot(const struct kmem_cache *s, void *object)
 {
-	return (unsigned int *)((char *)object + get_info_end(s) + 2 * sizeof(struct track));
+	unsigned int tracks = s->flags & SLAB_STORE_USER ? 2 * sizeof(struct track) : 0;
+	return (unsigned int *)((char *)object + get_info_end(s) + tracks);
 }
 
 static inline unsigned int get_orig_size(const struct kmem_cache *s, void *object)
 {
-	return slub_debug_orig_size(s) ? *orig_size_slot(s, object) : s->object_size;
+	if (!slub_debug_orig_size(s))
+		return s->object_size;
+	kasan_quiet_begin();	/* the slot lies past the object, off limits to the program */
+	unsigned int size = *orig_size_slot(s, object);
+	kasan_quiet_end();
+	return size;
 }
 
 static inline void set_orig_size(const struct kmem_cache *s, void *object, unsigned int size)

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "slab/debug/slab_leak.h"
+#include "slab/debug/slab_kasan.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/slab_debug.h"
 #include "slab/debug/leak_suppress.h"
@@ -394,7 +395,9 @@ void leak_listing(struct leak_out *o, struct leak_table *lt, bool scanned, const
 
 void leak_collect(struct leak_table *lt)
 {
+	kasan_quiet_begin();	/* the tracks lie past the objects (slab_kasan.h) */
 	collect_caches(lt);
+	kasan_quiet_end();
 	slub_leak_collect_extents(lt);
 	leak_suppress_load();
 }

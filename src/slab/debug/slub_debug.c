@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "slab/debug/slab_debug.h"
+#include "slab/debug/slab_kasan.h"
 #include "slab/debug/slab_leak.h"
 
 #include <errno.h>
@@ -77,18 +78,23 @@ static void trace(struct kmem_cache *s, struct slab *slab, void *object, bool al
 	slub_report_end();
 }
 
-void *debug_slab_alloc(struct kmem_cache *s, gfp_t gfp, int node, unsigned int orig_size)
+/*
+ * The object of a debug cache, *@done false if the cache is not one now
+ * (slab_set_debug switched it off meanwhile): for slab_alloc_finish().
+ */
+static void *debug_alloc_locked(struct kmem_cache *s, gfp_t gfp, int node, unsigned int orig_size,
+				const struct track_stack *ts, bool *done)
 {
 	struct kmem_cache_node *n = get_node(s);
-	struct track_stack ts;
 	struct slab *slab;
 	void *object;
 
-	track_capture(s, &ts, (uintptr_t)__builtin_return_address(0));
+	*done = true;
 	pthread_mutex_lock(&n->list_lock);
 	if (unlikely(!kmem_cache_debug(s))) {	/* switched off meanwhile (slab_set_debug) */
 		pthread_mutex_unlock(&n->list_lock);
-		return slab_alloc_finish(s, gfp, node, NULL);
+		*done = false;
+		return NULL;
 	}
 	for (;;) {
 		if (list_empty(&n->partial)) {
@@ -108,7 +114,8 @@ void *debug_slab_alloc(struct kmem_cache *s, gfp_t gfp, int node, unsigned int o
 			 */
 			if (unlikely(!kmem_cache_debug(s))) {
 				pthread_mutex_unlock(&n->list_lock);
-				return slab_alloc_finish(s, gfp, node, NULL);
+				*done = false;
+				return NULL;
 			}
 		}
 		slab = lru_slab(n->partial.next);
@@ -137,9 +144,26 @@ void *debug_slab_alloc(struct kmem_cache *s, gfp_t gfp, int node, unsigned int o
 	/* As release mode's: a word that says "free" at free time is a double free. */
 	object_mark_allocated(s, object);
 	init_object(s, object, SLUB_RED_ACTIVE);
-	set_track(s, object, TRACK_ALLOC, &ts);
+	set_track(s, object, TRACK_ALLOC, ts);
 	pthread_mutex_unlock(&n->list_lock);
+	return object;
+}
 
+void *debug_slab_alloc(struct kmem_cache *s, gfp_t gfp, int node, unsigned int orig_size)
+{
+	struct track_stack ts;
+	bool done;
+
+	track_capture(s, &ts, (uintptr_t)__builtin_return_address(0));
+	kasan_quiet_begin();
+	void *object = debug_alloc_locked(s, gfp, node, orig_size, &ts, &done);
+	kasan_quiet_end();
+	if (!done)
+		return slab_alloc_finish(s, gfp, node, NULL);
+	if (!object)
+		return NULL;
+	if (slab_kasan(s))	/* before __GFP_ZERO's memset, which ASan checks */
+		kasan_alloc(s, object, get_orig_size(s, object));
 	if (gfp & __GFP_ZERO)
 		slab_zero_object(s, object);
 	return object;
@@ -203,27 +227,30 @@ static bool free_checks(struct kmem_cache *s, struct slab *slab, void *object)
 	return true;
 }
 
-void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *object)
+/* Free @object under the list lock: false if refused (reported already). */
+static bool debug_free_locked(struct kmem_cache *s, struct slab *slab, void *object,
+			      const struct track_stack *ts)
 {
 	struct kmem_cache_node *n = get_node(s);
-	struct track_stack ts;
 
-	track_capture(s, &ts, (uintptr_t)__builtin_return_address(0));
 	pthread_mutex_lock(&n->list_lock);
 	if (!free_checks(s, slab, object)) {
 		slab_fix(s, "Object at 0x%016lx not freed", (unsigned long)object);
 		if (s->flags & SLAB_STORE_USER)	/* the program let it go: no leak of its */
 			leak_note_refused(object, get_track(s, object, TRACK_ALLOC));
 		pthread_mutex_unlock(&n->list_lock);
-		return;
+		return false;
 	}
-	set_track(s, object, TRACK_FREE, &ts);
+	/* Told before the object is on the freelist, where another thread may take it. */
+	if (slab_kasan(s))
+		kasan_free(s, object, false);
+	set_track(s, object, TRACK_FREE, ts);
 	if (s->flags & SLAB_TRACE)
 		trace(s, slab, object, false);
 	init_object(s, object, SLUB_RED_INACTIVE);
 	if (slab_disabled(slab)) {	/* checked, poisoned, never handed out again */
 		pthread_mutex_unlock(&n->list_lock);
-		return;
+		return true;
 	}
 
 	void *prior = slab->freelist;
@@ -238,9 +265,22 @@ void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 		remove_partial(n, slab);
 		pthread_mutex_unlock(&n->list_lock);
 		slab_free_pages(s, slab);
-		return;
+		return true;
 	}
 	pthread_mutex_unlock(&n->list_lock);
+	return true;
+}
+
+void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *object)
+{
+	struct track_stack ts;
+
+	track_capture(s, &ts, (uintptr_t)__builtin_return_address(0));
+	kasan_quiet_begin();
+	bool freed = debug_free_locked(s, slab, object, &ts);
+	kasan_quiet_end();
+	if (!freed && slab_kasan(s))
+		kasan_free(s, object, true);	/* memcheck's report of it, with its stacks */
 }
 
 /* ---- validation ------------------------------------------------------------------- */
@@ -270,6 +310,7 @@ unsigned long debug_validate_cache(struct kmem_cache *s)
 	struct list_head *pos, *next;
 
 	pthread_mutex_lock(&n->list_lock);
+	kasan_quiet_begin();
 	/* A repair may move a slab between the lists: walk each safely. */
 	list_for_each_safe(pos, next, &n->partial) {
 		validate_slab(s, lru_slab(pos));
@@ -301,6 +342,7 @@ unsigned long debug_validate_cache(struct kmem_cache *s)
 				  partial + full, READ_ONCE(n->nr_slabs));
 		slab_debug_errors++;
 	}
+	kasan_quiet_end();
 	pthread_mutex_unlock(&n->list_lock);
 	return slab_debug_errors - before;
 }
@@ -311,7 +353,11 @@ void debug_krealloc(struct kmem_cache *s, void *object, size_t new_size, gfp_t g
 {
 	struct kmem_cache_node *n = get_node(s);
 	pthread_mutex_lock(&n->list_lock);
+	kasan_quiet_begin();
 	unsigned int orig = get_orig_size(s, object);
+	/* Open before the memsets below (ASan checks them), closed after them. */
+	if (slab_kasan(s) && new_size > orig)
+		kasan_resize(s, object, orig, (unsigned int)new_size);
 	if (gfp & __GFP_ZERO) {
 		if (orig < new_size)
 			memset((char *)object + orig, 0, new_size - orig);
@@ -324,6 +370,9 @@ void debug_krealloc(struct kmem_cache *s, void *object, size_t new_size, gfp_t g
 			memset((char *)object + new_size, SLUB_RED_ACTIVE,
 			       s->object_size - new_size);
 	}
+	if (slab_kasan(s) && new_size <= orig)
+		kasan_resize(s, object, orig, (unsigned int)new_size);
+	kasan_quiet_end();
 	pthread_mutex_unlock(&n->list_lock);
 }
 
@@ -333,7 +382,12 @@ void debug_ksize(struct kmem_cache *s, void *object)
 		return;
 	struct kmem_cache_node *n = get_node(s);
 	pthread_mutex_lock(&n->list_lock);
+	kasan_quiet_begin();
+	unsigned int orig = get_orig_size(s, object);
 	set_orig_size(s, object, s->object_size);
+	kasan_quiet_end();
+	if (slab_kasan(s) && orig != s->object_size)
+		kasan_resize(s, object, orig, s->object_size);
 	pthread_mutex_unlock(&n->list_lock);
 }
 
@@ -386,7 +440,9 @@ unsigned long debug_list_leaks(struct kmem_cache *s)
 	struct kmem_cache_node *n = get_node(s);
 	struct leak_walk w = { s, 0, false };
 	pthread_mutex_lock(&n->list_lock);
+	kasan_quiet_begin();
 	page_for_each_block(list_block_objects, &w);
+	kasan_quiet_end();
 	pthread_mutex_unlock(&n->list_lock);
 	return w.listed;
 }

@@ -136,7 +136,7 @@ void sheaf_prepare(struct kmem_cache *s)
 
 void sheaf_setup(struct kmem_cache *s)
 {
-	unsigned int capacity = s->sheaf_cache && !(s->flags & SLAB_DEBUG_FLAGS) ?
+	unsigned int capacity = s->sheaf_cache && !(s->flags & SLAB_SLOW_FLAGS) ?
 				capacity_wanted(s) : 0;
 	WRITE_ONCE(s->sheaf_capacity, capacity);
 	WRITE_ONCE(s->sheaf_slots, capacity ? s->nr_cpu_slots : 0);

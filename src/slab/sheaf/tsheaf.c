@@ -75,7 +75,7 @@ void tsheaf_setup(struct kmem_cache *s)
 {
 	unsigned int off = 0;
 	if (tsheaf_enabled() && (s->flags & SLAB_KMALLOC) && !s->sheaf_capacity &&
-	    !(s->flags & (SLAB_DEBUG_FLAGS | SLAB_CACHE_DMA | SLAB_CACHE_DMA32))) {
+	    !(s->flags & (SLAB_SLOW_FLAGS | SLAB_CACHE_DMA | SLAB_CACHE_DMA32))) {
 		pthread_mutex_lock(&tsheaf_lock);
 		unsigned int i = 1;
 		while (i < tsheaf_nr && tsheaf_cache[i] != s)
