@@ -23,6 +23,7 @@
 #include "slab/debug/kfence.h"
 #include "slab/debug/slab_debug.h"
 #include "slab/core/slab_harden.h"
+#include "slab/rcu/rcu.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -39,7 +40,19 @@
 #include "stack/stacktrace.h"
 #include "stack/unwind.h"
 
-enum kfence_object_state { KFENCE_OBJECT_UNUSED, KFENCE_OBJECT_ALLOCATED, KFENCE_OBJECT_FREED };
+/*
+ * RCU_FREEING: an object of a SLAB_TYPESAFE_BY_RCU cache, freed, still open
+ * to the readers that may hold it until a grace period ends; only then is
+ * its page closed and the object free for reuse (as the kernel's KFENCE):
+ * before, another cache's object there would break the cache's promise
+ * that a reader finds an object of its type.  A second free is caught.
+ */
+enum kfence_object_state {
+	KFENCE_OBJECT_UNUSED,
+	KFENCE_OBJECT_ALLOCATED,
+	KFENCE_OBJECT_RCU_FREEING,
+	KFENCE_OBJECT_FREED,
+};
 
 /* One pool object: where it is and who used it (guarded by kfence_lock). */
 struct kfence_metadata {
@@ -50,6 +63,7 @@ struct kfence_metadata {
 	struct kmem_cache *cache;	/* NULL once the cache is gone */
 	char cache_name[SLUB_NAME_MAX];	/* for reports after that */
 	struct track alloc_track, free_track;
+	struct rcu_head rcu;		/* RCU_FREEING: the grace period's callback */
 };
 
 uintptr_t kfence_pool_start, kfence_pool_size;
@@ -109,7 +123,8 @@ static void close_opened(void)
 {
 	for (unsigned int i = 0; i < kfence_nr_open; i++) {
 		struct kfence_metadata *m = addr_to_metadata(kfence_open[i]);
-		protect(kfence_open[i], m && m->state == KFENCE_OBJECT_ALLOCATED);
+		protect(kfence_open[i], m && (m->state == KFENCE_OBJECT_ALLOCATED ||
+					      m->state == KFENCE_OBJECT_RCU_FREEING));
 	}
 	kfence_nr_open = 0;
 }
@@ -251,7 +266,7 @@ static void print_object(const struct kfence_view *v)
 			 m->cache_name);
 	slub_report_line("%s", "");
 	print_track("allocated", &m->alloc_track);
-	if (m->state == KFENCE_OBJECT_FREED)
+	if (m->state == KFENCE_OBJECT_FREED || m->state == KFENCE_OBJECT_RCU_FREEING)
 		print_track("freed", &m->free_track);
 }
 
@@ -362,6 +377,19 @@ static uintptr_t object_damage(const struct kfence_metadata *m, char *bytes, siz
 
 /* ---- free ---------------------------------------------------------------------------------- */
 
+/* After the grace period: no reader holds the object now; close it and free it. */
+static void rcu_guarded_free(struct rcu_head *head)
+{
+	struct kfence_metadata *m = container_of(head, struct kfence_metadata, rcu);
+	rcu_tsan_callback(head);
+	pthread_mutex_lock(&kfence_lock);
+	close_opened();
+	m->state = KFENCE_OBJECT_FREED;
+	protect(object_page(meta_index(m)), false);
+	list_add_tail(&m->list, &kfence_freelist);
+	pthread_mutex_unlock(&kfence_lock);
+}
+
 void kfence_free(const void *p, struct kmem_cache *s, const char *caller)
 {
 	(void)caller;
@@ -385,11 +413,17 @@ void kfence_free(const void *p, struct kmem_cache *s, const char *caller)
 	uintptr_t bad = object_damage(m, bytes, sizeof(bytes));	/* before the page closes */
 	uintptr_t page = a & ~(uintptr_t)(PAGE_SIZE - 1);
 	track_fill(&m->free_track, &ts);
-	m->state = KFENCE_OBJECT_FREED;
+	/* A typesafe cache loaded RCU when it was made: no load here, under no lock of ours. */
+	bool wait = m->cache && (m->cache->flags & SLAB_TYPESAFE_BY_RCU) && slab_rcu_loaded();
+	m->state = wait ? KFENCE_OBJECT_RCU_FREEING : KFENCE_OBJECT_FREED;
 	v = (struct kfence_view){ meta_index(m), *m };
-	protect(page, false);
-	list_add_tail(&m->list, &kfence_freelist);
+	if (!wait) {
+		protect(page, false);
+		list_add_tail(&m->list, &kfence_freelist);
+	}
 	pthread_mutex_unlock(&kfence_lock);
+	if (wait)
+		slab_call_rcu(&m->rcu, rcu_guarded_free);
 	if (bad)
 		report_corruption(&v, bad, bytes, false);
 }

@@ -5,7 +5,8 @@
  * allocation sampled, an out-of-bounds read or write on either side of an
  * object faults and is reported as the kernel's "BUG: KFENCE:
  * out-of-bounds ...", once, and the program goes on; a read or write after
- * kmem_cache_free/kfree is a use-after-free; a free of an inner pointer,
+ * kmem_cache_free/kfree is a use-after-free (a SLAB_TYPESAFE_BY_RCU
+ * cache's object only after a grace period); a free of an inner pointer,
  * a double free and a free of a guard page are invalid frees; a write into
  * the slack is memory corruption at the free; sample_every=N takes every
  * N-th allocation, and the pool, once used up, leaves the rest to the
@@ -23,6 +24,7 @@
 #include <slub.h>
 #include "check.h"
 #include "slab/debug/kfence.h"
+#include "slab/rcu/rcu.h"
 
 #define EVERY "kfence.sample_every=1"
 
@@ -94,6 +96,41 @@ static int use_after_free(void)
 	/* Freed objects are reused oldest first: p's page stays closed a while. */
 	kmem_cache_free(s, kmem_cache_alloc(s, GFP_KERNEL));
 	EXPECT_REPORT(peek_byte(p, 31), "use-after-free read");
+	return check_done();
+}
+
+/*
+ * A SLAB_TYPESAFE_BY_RCU cache's object stays open to readers after its
+ * free, and no allocation reuses it, until a grace period has ended; then
+ * it is closed as any.  Before, a reader faulted, and another cache's
+ * object could take its place while readers might still hold it.
+ */
+static int typesafe_by_rcu(void)
+{
+	struct kmem_cache *s = kmem_cache_create("typesafe", 32, 0, SLAB_TYPESAFE_BY_RCU, NULL);
+	volatile char *p = hidden_ptr(kmem_cache_alloc(s, GFP_KERNEL));
+	CHECK(is_kfence_address((void *)p));
+	poke_byte(p, 0, 5);
+	rcu_register_thread();
+	rcu_read_lock();		/* a reader: no grace period ends before the unlock */
+	kmem_cache_free(s, (void *)p);
+	unsigned long e = slub_errors();
+	CHECK_EQ(peek_byte(p, 0), 5);	/* a reader's look: no fault, no report */
+	CHECK_EQ(slub_errors(), e);
+	EXPECT_REPORT(kmem_cache_free(s, (void *)p), "BUG: KFENCE: invalid free");
+	/* The pool's other objects, then the slabs: never p's place. */
+	void *k[4];
+	for (int i = 0; i < 4; i++) {
+		k[i] = kmalloc(32, GFP_KERNEL);
+		CHECK(k[i] != (void *)p);
+	}
+	for (int i = 0; i < 4; i++)
+		kfree(k[i]);
+	rcu_read_unlock();
+	slab_rcu_barrier();		/* the grace period, and the callback after it */
+	EXPECT_REPORT(peek_byte(p, 0), "BUG: KFENCE: use-after-free read");
+	kmem_cache_destroy(s);
+	rcu_unregister_thread();
 	return check_done();
 }
 
@@ -330,6 +367,7 @@ static const struct self_case cases[] = {
 	{ "out_of_bounds_rseq0", EVERY " slub_rseq=0", out_of_bounds, 0 },
 	{ "use_after_free", EVERY, use_after_free, 0 },
 	{ "invalid_free", EVERY, invalid_free, 0 },
+	{ "typesafe_by_rcu", EVERY " kfence.num_objects=2", typesafe_by_rcu, 0 },
 	{ "corruption", EVERY, corruption, 0 },
 	{ "sampling", "kfence.sample_every=3 kfence.num_objects=8", sampling, 0 },
 	{ "interval", "kfence.sample_interval=2", interval, 0 },
