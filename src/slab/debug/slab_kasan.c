@@ -76,7 +76,7 @@ void slab_kasan_setup(void)
 	if (!slub_opt(kasan))
 		return;
 	if (__asan_poison_memory_region && __asan_unpoison_memory_region) {
-		slab_kasan_asan = true;
+		WRITE_ONCE(slab_kasan_asan, true);
 		if (__asan_set_error_report_callback)
 			__asan_set_error_report_callback(asan_describe);
 		if (slub_opt_str(slub_debug)[0])
@@ -92,7 +92,8 @@ void slab_kasan_setup(void)
 	 */
 	static uint64_t probe;
 	uint64_t bits;
-	slab_kasan_valgrind = RUNNING_ON_VALGRIND && VALGRIND_GET_VBITS(&probe, &bits, sizeof(probe)) == 1;
+	if (RUNNING_ON_VALGRIND && VALGRIND_GET_VBITS(&probe, &bits, sizeof(probe)) == 1)
+		WRITE_ONCE(slab_kasan_valgrind, true);	/* written only so: false needs no write */
 #endif
 }
 

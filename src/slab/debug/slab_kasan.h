@@ -36,9 +36,10 @@ static inline unsigned int kasan_redzone(unsigned int object_size)
 	return 2048;
 }
 
+/* The flag never changes; the other flags may (a debug switch): READ_ONCE. */
 static inline bool slab_kasan(const struct kmem_cache *s)
 {
-	return unlikely(s->flags & __SLAB_KASAN);
+	return unlikely(READ_ONCE(s->flags) & __SLAB_KASAN);
 }
 
 /*
@@ -47,14 +48,15 @@ static inline bool slab_kasan(const struct kmem_cache *s)
  * so its errors are off for the thread between begin and end.  Nests.
  */
 __hidden void kasan_quiet(int delta);
+/* data_race(): the agent's thread may read before start-up has set it (from false). */
 static inline void kasan_quiet_begin(void)
 {
-	if (unlikely(slab_kasan_valgrind))
+	if (unlikely(data_race(slab_kasan_valgrind)))
 		kasan_quiet(1);
 }
 static inline void kasan_quiet_end(void)
 {
-	if (unlikely(slab_kasan_valgrind))
+	if (unlikely(data_race(slab_kasan_valgrind)))
 		kasan_quiet(-1);
 }
 
