@@ -84,7 +84,7 @@
 #define ARCH_SLAB_MINALIGN 8
 #define SLUB_NAME_MAX 64
 #define SLUB_ID_MAX 24		/* ":dDaFA-" and the size, as the kernel's ID_STR_LENGTH */
-#define MAX_NUMNODES 1
+#define SLAB_NODES 1		/* the slab layer keeps node 0's lists only, so far */
 
 /* Internal cache flags, above the public SLAB_* bits. */
 #define __OBJECT_POISON   0x80000000u	/* poison the object itself */
@@ -334,7 +334,7 @@ struct kmem_cache {
 	char id[SLUB_ID_MAX];			/* ":[flags-]size" if mergeable, else "" */
 	struct slab_alias *aliases;		/* the other names merged into it */
 	struct list_head list;			/* slab_caches */
-	struct kmem_cache_node node[MAX_NUMNODES];
+	struct kmem_cache_node node[SLAB_NODES];
 	unsigned int nr_cpu_slots;
 	unsigned int lone_cpu;			/* 1 + the slot a lone thread last filled (slub.c) */
 	unsigned int populate_slabs;		/* slabs held before new ones are populated whole */
@@ -355,16 +355,16 @@ static inline struct kmem_cache_node *get_node(struct kmem_cache *s)
 	return &s->node[0];
 }
 
-/* The node of this CPU's memory: one node here. */
+/* The node of this CPU's memory: the slab layer's one node, so far. */
 static inline int numa_mem_id(void)
 {
 	return 0;
 }
 
-/* Frees of another node's objects bypass the sheaves (none while MAX_NUMNODES is 1). */
+/* Frees of another node's objects bypass the sheaves (none while SLAB_NODES is 1). */
 static inline bool slab_on_this_node(const struct slab *slab)
 {
-	return MAX_NUMNODES == 1 || slab->node == numa_mem_id();
+	return SLAB_NODES == 1 || slab->node == numa_mem_id();
 }
 
 /* A slab's counters, read whole: others change them under a CAS or a list lock. */

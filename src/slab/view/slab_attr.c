@@ -160,7 +160,7 @@ SHOW(slabs) { show_slab_objects(s, o, SO_ALL); }
 SHOW(total_pages)
 {
 	unsigned long pages = 0;
-	for (int node = 0; node < MAX_NUMNODES; node++)
+	for (int node = 0; node < SLAB_NODES; node++)
 		pages += READ_ONCE(s->node[node].total_pages);
 	emit(o, "%lu\n", pages);
 }
