@@ -66,10 +66,14 @@ struct pglist_data {
 
 extern __hidden struct pglist_data page_alloc_nodes[MAX_NUMNODES];
 
-/* Every zone of every node in use (declares @z). */
+/*
+ * Every zone of every node in use (declares @z): two loops, since a node's
+ * zones are not followed by the next node's.  No break in the body.
+ */
 #define for_each_zone(z)                                                      \
-	for (struct zone *z = &page_alloc_nodes[0].node_zones[0];            \
-	     z < &page_alloc_nodes[nr_node_ids - 1].node_zones[MAX_NR_ZONES]; z++)
+	for (unsigned int nid_ = 0; nid_ < nr_node_ids; nid_++)               \
+		for (struct zone *z = page_alloc_nodes[nid_].node_zones;      \
+		     z < page_alloc_nodes[nid_].node_zones + MAX_NR_ZONES; z++)
 
 /* Statistics that do not belong to one zone. */
 struct page_alloc_stats {
