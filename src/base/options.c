@@ -16,6 +16,7 @@
 
 #include <slub.h>
 #include "base/fault_inject.h"
+#include "base/numa.h"
 #include "base/os.h"
 #include "base/start.h"
 #include "base/report.h"
@@ -176,6 +177,19 @@ static bool apply_fault(struct slub_option *o, const char *val, const char *orig
 	return true;
 }
 
+/* numa: "fake=<N>" or "off", checked whole (numa.c). */
+static bool apply_numa(struct slub_option *o, const char *val, const char *origin)
+{
+	const char *bad = !val ? "needs a value" : numa_option_check(val);
+	if (bad) {
+		option_report("%s: option %s%s%s rejected: %s", origin, o->name, val ? "=" : "",
+			      val ? val : "", bad);
+		return false;
+	}
+	strcpy(o->str, val);
+	return true;
+}
+
 /* Apply one `key` or `key=value`; returns false (after a report) if rejected. */
 static bool apply_option(const char *key, size_t klen, const char *val,
 			 const char *origin)
@@ -200,6 +214,8 @@ static bool apply_option(const char *key, size_t klen, const char *val,
 		return apply_debug(o, val, origin);
 	if (o == &slub_options[OPT_failslab] || o == &slub_options[OPT_fail_page_alloc])
 		return apply_fault(o, val, origin);
+	if (o == &slub_options[OPT_numa])
+		return apply_numa(o, val, origin);
 
 	if (name_eq(key, klen, "help")) {
 		if (!val)

@@ -38,6 +38,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "most pages a CPU's page lists hold per zone (0: no per-CPU lists)") \
 	X(pcp_batch, "slub_pcp_batch", OPT_INT, 32, 1, 4096,                  \
 	  "pages moved at once between a CPU's page lists and its zone")      \
+	X(numa, "numa", OPT_STRING, 0, 0, 0,                                   \
+	  "nodes: fake=<N> splits memory and CPUs into N fake nodes (the kernel's numa=fake), off: one node") \
 	X(slub_min_order, "slub_min_order", OPT_INT, 0, 0, 10,                \
 	  "smallest order of a slab")                                         \
 	X(slub_max_order, "slub_max_order", OPT_INT, 3, 0, 10,                \

@@ -225,6 +225,27 @@ int os_map_at(void *addr, size_t size, bool charged)
 	return rc;
 }
 
+int os_bind_node(void *addr, size_t size, int node)
+{
+#ifdef SYS_mbind
+	/* The kernel's MPOL_PREFERRED: its node first, another rather than none. */
+	enum { MPOL_PREFERRED_ = 1 };
+	unsigned long mask[(MAX_OS_NODES + 63) / 64] = { 0 };
+	if (node < 0 || node >= MAX_OS_NODES)
+		return -EINVAL;
+	mask[node / 64] = 1UL << (node % 64);
+	int saved = errno, ret = 0;
+	/* maxnode counts one more than the mask's bits (the kernel drops the last). */
+	if (syscall(SYS_mbind, addr, size, MPOL_PREFERRED_, mask, (unsigned long)MAX_OS_NODES + 1, 0))
+		ret = -errno;
+	errno = saved;
+	return ret;
+#else
+	(void)addr, (void)size, (void)node;
+	return -ENOSYS;
+#endif
+}
+
 int os_decommit(void *addr, size_t size)
 {
 	return slub_os.madvise(addr, size, MADV_DONTNEED) ? -errno : 0;
@@ -306,29 +327,70 @@ int os_check_page_size(void)
 	return ps == (long)PAGE_SIZE ? 0 : (int)ps;
 }
 
-/* Parse "0-3,8-11" (sysfs cpu list): highest CPU + 1, or 0 on error. */
-static unsigned int parse_cpu_list(const char *s)
+int os_cpu_list_parse(const char *s, void (*fn)(unsigned int lo, unsigned int hi, void *arg),
+		      void *arg)
 {
-	unsigned long hi = 0, n = 0;
-	bool any = false;
-	for (; *s; s++) {
+	unsigned long n = 0, lo = 0;
+	bool any = false, range = false;
+	for (;; s++) {
 		if (*s >= '0' && *s <= '9') {
 			n = n * 10 + (unsigned long)(*s - '0');
 			if (n > 1UL << 20)
-				return 0;
+				return -1;
 			any = true;
-		} else if (*s == '-' || *s == ',' || *s == '\n') {
-			if (any && n + 1 > hi)
-				hi = n + 1;
-			n = 0;
-			any = false;
-		} else {
-			return 0;
+			continue;
 		}
+		if (*s == '-' && any && !range) {
+			lo = n;
+			range = true;
+		} else if (*s == ',' || *s == '\n' || !*s) {
+			if (any) {
+				if (!range)
+					lo = n;
+				if (lo > n)
+					return -1;
+				fn((unsigned int)lo, (unsigned int)n, arg);
+			} else if (range) {
+				return -1;
+			}
+			range = false;
+			if (!*s)
+				return 0;
+		} else {
+			return -1;
+		}
+		n = 0;
+		any = false;
 	}
-	if (any && n + 1 > hi)
-		hi = n + 1;
-	return (unsigned int)hi;
+}
+
+static void note_highest(unsigned int lo, unsigned int hi, void *arg)
+{
+	(void)lo;
+	unsigned int *end = arg;
+	if (hi + 1 > *end)
+		*end = hi + 1;
+}
+
+/* Parse "0-3,8-11" (sysfs cpu list): highest CPU + 1, or 0 on error. */
+static unsigned int parse_cpu_list(const char *s)
+{
+	unsigned int end = 0;
+	return os_cpu_list_parse(s, note_highest, &end) ? 0 : end;
+}
+
+ssize_t os_read_small_file(const char *path, char *buf, size_t size)
+{
+	int cancel = os_cancel_off();
+	ssize_t len = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		len = read(fd, buf, size - 1);
+		close(fd);
+	}
+	os_cancel_restore(cancel);
+	buf[len > 0 ? len : 0] = 0;
+	return len;
 }
 
 static unsigned int possible_cpus;
@@ -344,18 +406,8 @@ unsigned int os_possible_cpus(void)
 	if (n)
 		return n;
 	char buf[256];
-	/* open/read, never fopen: fopen allocates. */
-	int cancel = os_cancel_off();
-	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len > 0) {
-			buf[len] = 0;
-			n = parse_cpu_list(buf);
-		}
-	}
-	os_cancel_restore(cancel);
+	if (os_read_small_file("/sys/devices/system/cpu/possible", buf, sizeof(buf)) > 0)
+		n = parse_cpu_list(buf);
 	if (!n) {
 		long c = get_nprocs_conf();
 		n = c > 0 ? (unsigned int)c : 1;

@@ -117,6 +117,20 @@ __hidden void os_populate(void *addr, size_t size);
 
 /* 0 when the system page size is the PAGE_SIZE we are built for. */
 __hidden int os_check_page_size(void);
+/*
+ * Read a small file (sysfs) into @buf, NUL-terminated, with open/read, never
+ * fopen (it allocates): its length, or -1.
+ */
+__hidden ssize_t os_read_small_file(const char *path, char *buf, size_t size);
+/* Call @fn for each range of a sysfs list ("0-3,8-11\n"): 0, or -1 if it is malformed. */
+__hidden int os_cpu_list_parse(const char *s, void (*fn)(unsigned int lo, unsigned int hi, void *arg),
+			       void *arg);
+/*
+ * Ask for the pages of [addr, addr + size) on real node @node (mbind with
+ * MPOL_PREFERRED, no libnuma): 0 or -errno.  Errno is kept.
+ */
+#define MAX_OS_NODES 1024
+__hidden int os_bind_node(void *addr, size_t size, int node);
 /* Number of possible CPUs (from sysfs), at most SLUB_MAX_CPUS. */
 __hidden unsigned int os_possible_cpus(void);
 /* Tests only: as if sysfs said @n (before start-up, which sizes the per-CPU slots by it). */

@@ -16,6 +16,7 @@
 
 #include <slub.h>
 #include "base/fault_inject.h"
+#include "base/numa.h"
 #include "base/options.h"
 #include "base/os.h"
 #include "base/report.h"
@@ -47,6 +48,7 @@ static void base_init(void)
 		options_parse(env, "SLUB_OPTIONS", false);
 	fault_inject_init();
 	os_init();
+	numa_init();
 	int ps = os_check_page_size();
 	if (ps) {
 		slub_report("system page size is %d, libslub is built for %lu; every allocation will fail",

@@ -56,7 +56,8 @@ static void page_alloc_init(void)
 	/* decay 0 asks for nothing to be kept: then the bound waits for nothing either. */
 	uint64_t tick = os_clock_tick_ms();
 	bound_idle_ms = !decay_ms ? 0 : decay_ms / 64 > tick ? decay_ms / 64 : tick;
-	for (int nid = 0; nid < MAX_NUMNODES; nid++) {
+	/* Only the nodes in use: the others' zones would be pages of RSS for nothing. */
+	for (int nid = 0; nid < (int)nr_node_ids; nid++) {
 		struct pglist_data *pgdat = &page_alloc_nodes[nid];
 		pgdat->node_id = nid;
 		for (int zt = 0; zt < MAX_NR_ZONES; zt++) {
@@ -81,8 +82,8 @@ static struct zone *page_zone(const struct page *page)
 
 static struct zone *gfp_zone(int nid, gfp_t gfp)
 {
-	if (nid < 0 || nid >= MAX_NUMNODES)
-		nid = 0;	/* unknown node: as NUMA_NO_NODE */
+	if (nid < 0 || nid >= (int)nr_node_ids)
+		nid = numa_node_id();	/* NUMA_NO_NODE, or unknown: the local node */
 	enum zone_type zt = gfp & (__GFP_DMA | __GFP_DMA32) ? ZONE_DMA32 : ZONE_NORMAL;
 	return &page_alloc_nodes[nid].node_zones[zt];
 }
@@ -296,6 +297,21 @@ static bool section_carve(struct zone *z, struct mem_region *r, unsigned int wan
 }
 
 /*
+ * A new region is @nid's: with more than one node its pages are asked of
+ * the real node under @nid (fake nodes share theirs), before any is touched.
+ */
+static void region_set_node(struct mem_region *r, int nid)
+{
+	r->node = (uint16_t)nid;
+	if (nr_node_ids == 1)
+		return;
+	if (os_bind_node(r, r->reserved_bytes, numa_phys_node(nid)))
+		__atomic_add_fetch(&page_alloc_stats.bind_failures, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_add_fetch(&page_alloc_stats.bound_regions, 1, __ATOMIC_RELAXED);
+}
+
+/*
  * Give @z one more block, for a request of @order: carved from its newest
  * section, or from a new section when that one is used up.  Zone lock held.
  */
@@ -317,7 +333,7 @@ static bool zone_grow(struct zone *z, unsigned int order)
 		return false;
 	}
 	z->full_until_ms = 0;
-	r->node = (uint16_t)z->node;
+	region_set_node(r, z->node);
 	r->carved = r->first_page;
 	r->next = z->sections;
 	z->sections = r;
@@ -463,7 +479,7 @@ static struct page *alloc_large_region(struct zone *z, gfp_t gfp, unsigned int o
 		return alloc_failed(gfp, order, errno == EEXIST ?
 				    "no address space left below 4 GiB" :
 				    "out of memory for a direct mapping");
-	r->node = (uint16_t)z->node;
+	region_set_node(r, z->node);
 	struct page *page = region_first_page(r);
 	page->order = (uint8_t)order;
 	page->zone = (uint8_t)z->type;
@@ -539,11 +555,13 @@ static void free_large(struct page *page, unsigned long addr, unsigned int order
 			extent_account(pages, -1);
 		memmap_release_region(base, bytes);
 		if (zone == ZONE_DMA32) {
-			/* Address space below 4 GiB came free: growing may work again. */
-			struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_DMA32];
-			pthread_mutex_lock(&z->lock);
-			z->full_until_ms = 0;
-			pthread_mutex_unlock(&z->lock);
+			/* Address space below 4 GiB came free: growing may work again, on any node. */
+			for (unsigned int nid = 0; nid < nr_node_ids; nid++) {
+				struct zone *z = &page_alloc_nodes[nid].node_zones[ZONE_DMA32];
+				pthread_mutex_lock(&z->lock);
+				z->full_until_ms = 0;
+				pthread_mutex_unlock(&z->lock);
+			}
 		}
 	} else if (!strcmp(why, "invalid address")) {
 		slub_report_call("%s: invalid address %#lx (not from the page allocator); ignored",

@@ -28,11 +28,10 @@
 
 #include <pthread.h>
 
+#include "base/numa.h"
 #include "page/memmap.h"
 
 enum zone_type { ZONE_DMA32, ZONE_NORMAL, MAX_NR_ZONES };
-
-#define MAX_NUMNODES 1
 
 struct free_area {
 	struct list_head dirty;	/* most recently freed first */
@@ -67,10 +66,14 @@ struct pglist_data {
 
 extern __hidden struct pglist_data page_alloc_nodes[MAX_NUMNODES];
 
-/* Every zone of every node (declares @z). */
+/*
+ * Every zone of every node in use (declares @z): two loops, since a node's
+ * zones are not followed by the next node's.  No break in the body.
+ */
 #define for_each_zone(z)                                                      \
-	for (struct zone *z = &page_alloc_nodes[0].node_zones[0];            \
-	     z < &page_alloc_nodes[MAX_NUMNODES - 1].node_zones[MAX_NR_ZONES]; z++)
+	for (unsigned int nid_ = 0; nid_ < nr_node_ids; nid_++)               \
+		for (struct zone *z = page_alloc_nodes[nid_].node_zones;      \
+		     z < page_alloc_nodes[nid_].node_zones + MAX_NR_ZONES; z++)
 
 /* Statistics that do not belong to one zone. */
 struct page_alloc_stats {
@@ -88,6 +91,9 @@ struct page_alloc_stats {
 	unsigned long remapped_pages;
 	unsigned long split_extents;	/* made by split_pages_extent() (totals) */
 	unsigned long split_pages;
+	/* Regions given a node's placement (os_bind_node), and those the OS refused. */
+	unsigned long bound_regions;
+	unsigned long bind_failures;
 };
 extern __hidden struct page_alloc_stats page_alloc_stats;
 

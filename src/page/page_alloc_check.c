@@ -251,7 +251,7 @@ void page_alloc_buddyinfo(int nid, enum zone_type zt,
 void slub_print_buddyinfo(FILE *out)
 {
 	/* Counts are copied under the lock; stdio runs with no lock held. */
-	for (int nid = 0; nid < MAX_NUMNODES; nid++)
+	for (int nid = 0; nid < (int)nr_node_ids; nid++)
 		for (int zt = 0; zt < MAX_NR_ZONES; zt++) {
 			unsigned long nr_free[MAX_PAGE_ORDER + 1], managed;
 			page_alloc_buddyinfo(nid, (enum zone_type)zt, nr_free, &managed);

@@ -26,7 +26,7 @@ struct per_cpu_pages {
  * By CPU first: the lists of the first CPUs, which every process uses,
  * share a page (by zone first, each zone's CPU 0 touched a page of its own).
  */
-static struct per_cpu_pages pcp_sets[SLUB_MAX_CPUS][MAX_NUMNODES][MAX_NR_ZONES];
+static struct per_cpu_pages pcp_sets[SLUB_MAX_CPUS][MAX_NR_ZONES];
 /*
  * The CPUs whose lists were ever used, by the CPU number that indexes
  * pcp_sets (any below SLUB_MAX_CPUS, possible or not): what every walk
@@ -39,8 +39,18 @@ static struct os_cpu_set pcp_cpus = OS_CPU_SET_INIT;
 
 static struct per_cpu_pages *pcp_of(struct zone *z, unsigned int cpu)
 {
-	return &pcp_sets[cpu][z->node][z->type];
+	return &pcp_sets[cpu][z->type];
 }
+
+/*
+ * A CPU keeps lists for its own node's zones only, not for every node's as
+ * the kernel's: a set per node would make the table 64 times larger (and
+ * one CPU's sets a page apart), for pages the CPU's allocations rarely ask
+ * of another node.  @z's walks visit its node's CPUs.
+ */
+#define for_each_zone_cpu(cpu, z)                                              \
+	for_each_used_cpu(cpu, &pcp_cpus, SLUB_MAX_CPUS)                        \
+		if (cpu_to_node(cpu) != (z)->node) {} else
 
 static void pcp_prepare(struct per_cpu_pages *pcp)
 {
@@ -57,6 +67,8 @@ static struct per_cpu_pages *pcp_trylock(struct zone *z)
 	if (!slub_opt(pcp_high))
 		return NULL;
 	unsigned int cpu = os_current_cpu();
+	if (unlikely(cpu_to_node(cpu) != z->node))
+		return NULL;
 	os_cpu_use(&pcp_cpus, cpu);
 	struct per_cpu_pages *pcp = pcp_of(z, cpu);
 	if (pthread_mutex_trylock(&pcp->lock))
@@ -170,7 +182,7 @@ bool pcp_free(struct zone *z, struct page *page, unsigned int order)
 static unsigned long lock_lists(struct zone *z)
 {
 	unsigned long pages = 0;
-	for_each_used_cpu(cpu, &pcp_cpus, SLUB_MAX_CPUS) {
+	for_each_zone_cpu(cpu, z) {
 		struct per_cpu_pages *pcp = pcp_of(z, cpu);
 		pthread_mutex_lock(&pcp->lock);
 		pages += pcp->count;
@@ -180,7 +192,7 @@ static unsigned long lock_lists(struct zone *z)
 
 static void unlock_lists(struct zone *z)
 {
-	for_each_used_cpu(cpu, &pcp_cpus, SLUB_MAX_CPUS)
+	for_each_zone_cpu(cpu, z)
 		pthread_mutex_unlock(&pcp_of(z, cpu)->lock);
 }
 
@@ -214,14 +226,14 @@ void pcp_fork_parent(void)
 void pcp_fork_child(void)
 {
 	for_each_zone(z)
-		for_each_used_cpu(cpu, &pcp_cpus, SLUB_MAX_CPUS)
+		for_each_zone_cpu(cpu, z)
 			pthread_mutex_init(&pcp_of(z, cpu)->lock, NULL);
 	pthread_mutex_init(&pcp_cpus.lock, NULL);
 }
 
 void pcp_drain_zone(struct zone *z)
 {
-	for_each_used_cpu(cpu, &pcp_cpus, SLUB_MAX_CPUS) {
+	for_each_zone_cpu(cpu, z) {
 		struct per_cpu_pages *pcp = pcp_of(z, cpu);
 		pthread_mutex_lock(&pcp->lock);
 		if (pcp->count)
@@ -233,7 +245,7 @@ void pcp_drain_zone(struct zone *z)
 unsigned long pcp_drain_idle(struct zone *z, uint64_t now_ms, uint64_t quiet_ms)
 {
 	unsigned long left = 0;
-	for_each_used_cpu(cpu, &pcp_cpus, SLUB_MAX_CPUS) {
+	for_each_zone_cpu(cpu, z) {
 		struct per_cpu_pages *pcp = pcp_of(z, cpu);
 		pthread_mutex_lock(&pcp->lock);
 		if (pcp->ops != pcp->idle_ops || !pcp->count) {

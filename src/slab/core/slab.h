@@ -69,6 +69,7 @@
 #include "base/compiler.h"
 #include "base/list.h"
 #include "page/memmap.h"
+#include "base/numa.h"
 #include "base/os.h"
 #include "slab/core/pagemap.h"
 #include "slab/core/percpu_rseq.h"
@@ -84,7 +85,6 @@
 #define ARCH_SLAB_MINALIGN 8
 #define SLUB_NAME_MAX 64
 #define SLUB_ID_MAX 24		/* ":dDaFA-" and the size, as the kernel's ID_STR_LENGTH */
-#define MAX_NUMNODES 1
 
 /* Internal cache flags, above the public SLAB_* bits. */
 #define __OBJECT_POISON   0x80000000u	/* poison the object itself */
@@ -311,6 +311,11 @@ struct kmem_cache {
 	 */
 	unsigned int cpu_slab_slots;
 	unsigned int sheaf_slots;
+	/*
+	 * The sheaf pushes': sheaf_slots on one node, 0 on more, where a free
+	 * must first ask whether its object is of this node (out of line).
+	 */
+	unsigned int sheaf_free_slots;
 	unsigned int flags;
 	unsigned int size;		/* object + metadata, aligned: the stride */
 	unsigned int object_size;	/* what the user asked for */
@@ -339,7 +344,11 @@ struct kmem_cache {
 	char id[SLUB_ID_MAX];			/* ":[flags-]size" if mergeable, else "" */
 	struct slab_alias *aliases;		/* the other names merged into it */
 	struct list_head list;			/* slab_caches */
-	struct kmem_cache_node node[MAX_NUMNODES];
+	/*
+	 * One per node in use (nr_node_ids), after the descriptor itself: a
+	 * cache with an array of MAX_NUMNODES would be 64 nodes long.
+	 */
+	struct kmem_cache_node *node;
 	unsigned int nr_cpu_slots;
 	unsigned int lone_cpu;			/* 1 + the slot a lone thread last filled (slub.c) */
 	unsigned int populate_slabs;		/* slabs held before new ones are populated whole */
@@ -355,21 +364,59 @@ struct kmem_cache {
 #endif
 };
 
-static inline struct kmem_cache_node *get_node(struct kmem_cache *s)
+static inline struct kmem_cache_node *get_node(struct kmem_cache *s, int node)
 {
-	return &s->node[0];
+	return &s->node[node];
 }
 
-/* The node of this CPU's memory: one node here. */
+/* Every node of @s (declares @node and @n). */
+#define for_each_kmem_cache_node(s, node, n)                                    \
+	for (int node = 0; node < (int)nr_node_ids; node++)                      \
+		for (struct kmem_cache_node *n = get_node(s, node); n; n = NULL)
+
+/* The node of this CPU's memory (every node has memory here). */
 static inline int numa_mem_id(void)
 {
-	return 0;
+	return numa_node_id();
 }
 
-/* Frees of another node's objects bypass the sheaves (none while MAX_NUMNODES is 1). */
+/* The node a request for @node looks at first: NUMA_NO_NODE's is the local one. */
+static inline int slab_search_node(int node)
+{
+	return node == NUMA_NO_NODE || (unsigned int)node >= nr_node_ids ? numa_mem_id() : node;
+}
+
+static inline int slab_nid(const struct slab *slab)
+{
+	return slab->node;
+}
+
+/* Is a request for @node one this CPU's node serves?  (Sheaves: this node's objects.) */
+static inline bool node_match_cpu(int node)
+{
+	return node == NUMA_NO_NODE || (unsigned int)node >= nr_node_ids || node == numa_mem_id();
+}
+
+/* May @slab serve a request for @node?  Any for NUMA_NO_NODE (or a node that is none). */
+static inline bool node_match(const struct slab *slab, int node)
+{
+	return node == NUMA_NO_NODE || (unsigned int)node >= nr_node_ids || slab_nid(slab) == node;
+}
+
+/* The node list @slab belongs on. */
+static inline struct kmem_cache_node *slab_node(struct kmem_cache *s, const struct slab *slab)
+{
+	return get_node(s, slab_nid(slab));
+}
+
+/*
+ * Frees of another node's objects bypass the sheaves.  Out of line only:
+ * with more than one node the inline pushes are given no slot (sheaf.c's
+ * sheaf_free_slots), so one node pays no test for it.
+ */
 static inline bool slab_on_this_node(const struct slab *slab)
 {
-	return MAX_NUMNODES == 1 || slab->node == numa_mem_id();
+	return nr_node_ids == 1 || slab_nid(slab) == numa_mem_id();
 }
 
 /* A slab's counters, read whole: others change them under a CAS or a list lock. */
@@ -853,7 +900,7 @@ static inline void slab_unlock(pthread_mutex_t *m)
 /* This CPU's slot, locked (slab_lock); its index in *@cpup if not NULL. */
 __hidden struct kmem_cache_cpu *slab_lock_cpu_slot(struct kmem_cache *s, unsigned int *cpup);
 /* Bulk work for the sheaves: see slub.c. */
-__hidden unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max);
+__hidden unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max, int node);
 __hidden bool slab_new_partial(struct kmem_cache *s, gfp_t gfp, int node);
 __hidden void slab_free_bulk(struct kmem_cache *s, void **p, unsigned int nr);
 
@@ -862,6 +909,8 @@ __hidden void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 __hidden bool kmem_cache_open(struct kmem_cache *s);
 __hidden void kmem_cache_flush_all(struct kmem_cache *s);
 __hidden int __kmem_cache_shrink(struct kmem_cache *s);
+/* The slabs of every node of @s (0: none). */
+__hidden unsigned long slab_nr_slabs(struct kmem_cache *s);
 __hidden unsigned long __kmem_cache_release(struct kmem_cache *s);
 __hidden unsigned long slab_validate_cache(struct kmem_cache *s);
 
@@ -924,6 +973,7 @@ __hidden void slab_set_percpu_mode(intptr_t rseq_offset);
  */
 __hidden void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object);
 __hidden void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *object);
+__hidden void *slab_alloc_node_slow(struct kmem_cache *s, gfp_t gfp, int node);
 
 /*
  * Which fast path a cache takes, in an order each call site chooses at
@@ -935,10 +985,22 @@ __hidden void slab_free_finish(struct kmem_cache *s, struct slab *slab, void *ob
  * ones (malloc: its caches are on sheaves where rseq runs) test
  * sheaf_slots first: each path costs its own sequence and that one test.
  */
+/*
+ * A request for a node, with more than one: the slow paths, where the cpu
+ * slab's node is checked (node_match) and sheaves are passed by.  Nothing
+ * for the callers that pass NUMA_NO_NODE, a constant.
+ */
+static __attribute__((always_inline)) inline bool slab_alloc_needs_node(int node)
+{
+	return node != NUMA_NO_NODE && unlikely(nr_node_ids > 1);
+}
+
 /* The whole allocation: fast path, slow path, __GFP_ZERO. */
 static __attribute__((always_inline)) inline void *slab_alloc(struct kmem_cache *s, gfp_t gfp,
 							      int node)
 {
+	if (slab_alloc_needs_node(node))
+		return slab_alloc_node_slow(s, gfp, node);
 #if SLUB_HAVE_RSEQ_ASM
 	void *object = rseq_freelist_pop(slub_fastpath_area, s->cpu_slab, s->cpu_slab_slots, s->offset,
 				   &slab_fp_key, &slab_fp_tag);
@@ -985,6 +1047,8 @@ yes:
 static __attribute__((always_inline)) inline void *
 slab_alloc_sheaves_first(struct kmem_cache *s, gfp_t gfp, int node)
 {
+	if (slab_alloc_needs_node(node))
+		return slab_alloc_node_slow(s, gfp, node);
 #if SLUB_HAVE_RSEQ_ASM
 	void *object;
 	if (slab_has_sheaves(s)) {
@@ -1050,10 +1114,10 @@ static __attribute__((always_inline)) inline void slab_free(struct kmem_cache *s
 					      s->offset, &slab_fp_key, slab, object),
 			   FREE_FASTPATH))
 		return;
-	if (s->sheaf_slots && slab_on_this_node(slab) &&
+	if (s->sheaf_free_slots &&
 	    slab_push_done(s, slab, object,
-			   rseq_sheaf_push(slub_fastpath_area, s->cpu_slab, s->sheaf_slots, s->offset,
-					   &slab_fp_key, object),
+			   rseq_sheaf_push(slub_fastpath_area, s->cpu_slab, s->sheaf_free_slots,
+					   s->offset, &slab_fp_key, object),
 			   FREE_PCS))
 		return;
 #endif
@@ -1066,9 +1130,8 @@ slab_free_sheaves_first(struct kmem_cache *s, struct slab *slab, void *object)
 {
 #if SLUB_HAVE_RSEQ_ASM
 	if (slab_has_sheaves(s)) {
-		if (slab_on_this_node(slab) &&
-		    slab_push_done(s, slab, object,
-				   rseq_sheaf_push(slub_fastpath_area, s->cpu_slab, s->sheaf_slots,
+		if (slab_push_done(s, slab, object,
+				   rseq_sheaf_push(slub_fastpath_area, s->cpu_slab, s->sheaf_free_slots,
 						   s->offset, &slab_fp_key, object),
 				   FREE_PCS))
 			return;

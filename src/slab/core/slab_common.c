@@ -29,6 +29,7 @@
 pthread_mutex_t slab_caches_lock = PTHREAD_MUTEX_INITIALIZER;
 struct list_head slab_caches = { &slab_caches, &slab_caches };
 static struct kmem_cache boot_kmem_cache;
+static struct kmem_cache_node boot_kmem_cache_node[MAX_NUMNODES];	/* only nr_node_ids touched */
 static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
 
 static void free_cpu_slab(struct kmem_cache *s)
@@ -69,13 +70,14 @@ bool kmem_cache_open(struct kmem_cache *s)
 		}
 	}
 #endif
-	struct kmem_cache_node *n = &s->node[0];
-	pthread_mutex_init(&n->list_lock, NULL);
-	INIT_LIST_HEAD(&n->partial);
-	INIT_LIST_HEAD(&n->full);
-	pthread_mutex_init(&n->barn.lock, NULL);
-	INIT_LIST_HEAD(&n->barn.sheaves_full);
-	INIT_LIST_HEAD(&n->barn.sheaves_empty);
+	for_each_kmem_cache_node(s, node, n) {
+		pthread_mutex_init(&n->list_lock, NULL);
+		INIT_LIST_HEAD(&n->partial);
+		INIT_LIST_HEAD(&n->full);
+		pthread_mutex_init(&n->barn.lock, NULL);
+		INIT_LIST_HEAD(&n->barn.sheaves_full);
+		INIT_LIST_HEAD(&n->barn.sheaves_empty);
+	}
 	s->refcount = 1;
 	return true;
 }
@@ -126,8 +128,10 @@ static void for_each_cache_lock(bool lock)
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 			os_mutex_hold(&cpu_slot(s, cpu)->lock, lock);
-		os_mutex_hold(&s->node[0].barn.lock, lock);
-		os_mutex_hold(&s->node[0].list_lock, lock);
+		for_each_kmem_cache_node(s, node, n) {
+			os_mutex_hold(&n->barn.lock, lock);
+			os_mutex_hold(&n->list_lock, lock);
+		}
 	}
 }
 
@@ -164,8 +168,10 @@ static void slab_fork_child(void)
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 			pthread_mutex_init(&cpu_slot(s, cpu)->lock, NULL);
-		pthread_mutex_init(&s->node[0].barn.lock, NULL);
-		pthread_mutex_init(&s->node[0].list_lock, NULL);
+		for_each_kmem_cache_node(s, node, n) {
+			pthread_mutex_init(&n->barn.lock, NULL);
+			pthread_mutex_init(&n->list_lock, NULL);
+		}
 	}
 	pthread_mutex_init(&slab_cpus.lock, NULL);
 	pthread_mutex_init(&slab_caches_lock, NULL);
@@ -207,7 +213,10 @@ static void slab_init(void)
 	choose_percpu_mode();
 	struct kmem_cache *s = &boot_kmem_cache;
 	strcpy(s->name, "kmem_cache");
-	s->object_size = sizeof(struct kmem_cache);
+	/* A cache's node array follows it, as many as there are nodes (the kernel's too). */
+	s->object_size = (unsigned int)(sizeof(struct kmem_cache) +
+					nr_node_ids * sizeof(struct kmem_cache_node));
+	s->node = boot_kmem_cache_node;
 	s->align = calculate_alignment(SLAB_HWCACHE_ALIGN, 0, s->object_size);
 	s->flags = SLAB_HWCACHE_ALIGN | __SLAB_NO_SHEAVES;	/* made before any sheaf cache can be */
 	if (!kmem_cache_open(s)) {
@@ -453,6 +462,7 @@ static struct kmem_cache *create_cache(const char *name, unsigned int size,
 	s = kmem_cache_zalloc(&boot_kmem_cache, GFP_KERNEL);
 	if (!s)
 		return NULL;
+	s->node = (struct kmem_cache_node *)(s + 1);
 	strcpy(s->name, name);
 	s->object_size = size;
 	s->flags = flags;

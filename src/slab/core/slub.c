@@ -223,9 +223,15 @@ static void layout_release(struct kmem_cache_node *n)
 
 static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node);
 
+/*
+ * A new slab on @node, or on this CPU's for NUMA_NO_NODE: the node is
+ * chosen here, once, so that the list counted and the page's node agree
+ * even if the thread moves meanwhile (the page allocator takes it as is).
+ */
 static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 {
-	struct kmem_cache_node *n = get_node(s);
+	node = slab_search_node(node);
+	struct kmem_cache_node *n = get_node(s, node);
 	layout_hold(s, n);
 	struct slab *slab = __allocate_slab(s, gfp, node);
 	layout_release(n);
@@ -283,7 +289,7 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	 * the link-up reaches untouched is faulted in by a call of its own
 	 * (link_objects), which costs 2.5 us there against the fault's 11.
 	 */
-	struct kmem_cache_node *n = get_node(s);
+	struct kmem_cache_node *n = get_node(s, node);
 	bool debug = kmem_cache_debug(s);
 	if (slab_flags(slab) & PG_fresh) {
 		bool whole = s->ctor || debug || slub_freelist_random || (s->populate_slabs &&
@@ -349,7 +355,7 @@ __attribute__((weak)) void slub_malloc_slab_grown(struct kmem_cache *s, unsigned
 
 static void discard_slab(struct kmem_cache *s, struct slab *slab)
 {
-	struct kmem_cache_node *n = get_node(s);
+	struct kmem_cache_node *n = slab_node(s, slab);
 	unsigned int objects = read_counters(slab).objects;
 
 	/* Release: a switch that sees the slab gone saw our reads of its layout (slab_pad_check). */
@@ -446,7 +452,7 @@ static void *get_freelist(struct kmem_cache *s, struct slab *slab, bool freeze_i
  */
 static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freelist)
 {
-	struct kmem_cache_node *n = get_node(s);
+	struct kmem_cache_node *n = slab_node(s, slab);
 	unsigned int free_delta = 0;
 	void *tail = NULL;
 	union slab_counters old, new;
@@ -502,17 +508,25 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 	stat(s, has_free ? DEACTIVATE_TO_TAIL : DEACTIVATE_FULL);
 }
 
-/* Move a chain of cpu partial slabs (unfrozen) to the node, freeing empties. */
+/*
+ * Move a chain of cpu partial slabs (unfrozen) to their nodes, freeing
+ * empties.  A chain may mix nodes: each node's lock is held over its run.
+ */
 static void put_partials(struct kmem_cache *s, struct slab *list)
 {
-	struct kmem_cache_node *n = get_node(s);
+	struct kmem_cache_node *n = NULL;
 	struct slab *discard = NULL;
 
-	slab_lock(&n->list_lock);
 	while (list) {
 		struct slab *slab = list;
 		list = slab_next(slab);
 		slab_next(slab) = NULL;
+		if (n != slab_node(s, slab)) {
+			if (n)
+				slab_unlock(&n->list_lock);
+			n = slab_node(s, slab);
+			slab_lock(&n->list_lock);
+		}
 		if (!read_counters(slab).inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
 			slab_next(slab) = discard;
 			discard = slab;
@@ -520,7 +534,8 @@ static void put_partials(struct kmem_cache *s, struct slab *list)
 			add_partial(n, slab, true);
 		}
 	}
-	slab_unlock(&n->list_lock);
+	if (n)
+		slab_unlock(&n->list_lock);
 	discard_slabs(s, discard);
 }
 
@@ -789,7 +804,8 @@ static __noinline void *alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, 
 		/* A debug cache has no cpu slab: the inline pop never finds an object. */
 		if (kmem_cache_debug(s))
 			return debug_slab_alloc(s, gfp, node, 0);
-		if (!object && !slub_percpu_rseq)
+		/* A node asked for: the cpu slab's is checked by __slab_alloc (node_match). */
+		if (!object && !slub_percpu_rseq && !slab_alloc_needs_node(node))
 			object = alloc_fast_cas(s);
 		if (object) {
 			/* The rseq pop's (a sheaf's, if the cache has them), or the CAS's. */
@@ -881,6 +897,14 @@ void *slab_alloc_finish(struct kmem_cache *s, gfp_t gfp, int node, void *object)
 		}
 	}
 	return alloc_finish(s, gfp, node, object);
+}
+
+/* A request for a node, with more than one: past the CAS hit, whose cpu slab may be any node's. */
+void *slab_alloc_node_slow(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	if (unlikely(data_race(slab_alloc_hooked)))
+		return hooked_alloc(s, gfp, node);
+	return alloc_finish(s, gfp, node, NULL);
 }
 
 void *slab_alloc_sized(struct kmem_cache *s, gfp_t gfp, int node, size_t size)
@@ -1020,13 +1044,12 @@ static __noinline void free_finish(struct kmem_cache *s, struct slab *slab, void
 /* ---- slow allocation path ---------------------------------------------------------- */
 
 /*
- * Take a slab from the node partial list for this CPU, frozen, and move a
+ * Take a slab from node @n's partial list for this CPU, frozen, and move a
  * few more to the CPU's partial list.  Returns the slab and its freelist.
  */
-static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
-				void **freelist)
+static struct slab *get_partial_node(struct kmem_cache *s, struct kmem_cache_node *n,
+				     struct kmem_cache_cpu *c, void **freelist)
 {
-	struct kmem_cache_node *n = get_node(s);
 	struct slab *got = NULL;
 	unsigned int from = 0, to = 0;
 
@@ -1061,15 +1084,58 @@ static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
 	return got;
 }
 
-/* Freeze a slab from this CPU's partial list; NULL if the list is empty. */
+/*
+ * Another node's partial slab, nearest first as far as ids tell (the
+ * kernel walks its zonelist): only from a node with more than min_partial,
+ * whose last few slabs stay for its own CPUs.
+ */
+static struct slab *get_any_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				    void **freelist, int skip)
+{
+	for (unsigned int i = 1; i < nr_node_ids; i++) {
+		int node = (int)(((unsigned int)skip + i) % nr_node_ids);
+		struct kmem_cache_node *n = get_node(s, node);
+		if (READ_ONCE(n->nr_partial) <= READ_ONCE(s->min_partial))
+			continue;
+		struct slab *slab = get_partial_node(s, n, c, freelist);
+		if (slab)
+			return slab;
+	}
+	return NULL;
+}
+
+/*
+ * A partial slab for an allocation on @node: that node's (this CPU's for
+ * NUMA_NO_NODE), else, unless the caller named a node, any node's.  The
+ * kernel's get_partial() with __GFP_THISNODE set for a named node, as its
+ * first try (a new slab on the node comes before another node's).
+ */
+static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				void **freelist, int node)
+{
+	int searchnode = slab_search_node(node);
+	struct slab *slab = get_partial_node(s, get_node(s, searchnode), c, freelist);
+	if (slab || node != NUMA_NO_NODE || nr_node_ids == 1)
+		return slab;
+	return get_any_partial(s, c, freelist, searchnode);
+}
+
+/*
+ * Freeze a slab from this CPU's partial list; NULL if the list is empty.
+ * A slab of another node than @node asks for goes to its node's list.
+ */
 static struct slab *get_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
-				    void **freelist)
+				    void **freelist, int node)
 {
 	while (c->partial) {
 		struct slab *slab = c->partial;
 		c->partial = slab_next(slab);
 		c->nr_partial--;
 		slab_next(slab) = NULL;
+		if (unlikely(!node_match(slab, node))) {
+			put_partials(s, slab);
+			continue;
+		}
 		/* It has free objects: only its CPU allocates from a slab. */
 		void *f = get_freelist(s, slab, false);
 		if (f) {
@@ -1098,7 +1164,7 @@ static bool adopt_lone_slabs(struct kmem_cache *s, unsigned int cpu)
 		return false;
 	s->lone_cpu = 0;
 	flush_slot(s, last);
-	return READ_ONCE(get_node(s)->nr_partial) != 0;
+	return READ_ONCE(get_node(s, numa_mem_id())->nr_partial) != 0;
 }
 
 /*
@@ -1144,6 +1210,14 @@ again:
 	object = retire_slot(c, cpu, &tid);
 	struct slab *slab = c->slab;
 
+	if (slab && unlikely(!node_match(slab, node))) {
+		/* The kernel's node_match(): another node's cpu slab goes back first. */
+		stat(s, ALLOC_NODE_MISMATCH);
+		deactivate_slab(s, slab, object);
+		__atomic_store_n(&c->slab, NULL, __ATOMIC_RELEASE);	/* lockless frees read it */
+		object = NULL;
+		slab = NULL;
+	}
 	if (object)			/* frees landed on the CPU freelist */
 		goto load;
 	if (slab) {
@@ -1155,9 +1229,9 @@ again:
 		stat(s, DEACTIVATE_BYPASS);
 		slab = NULL;		/* full and unfrozen now: on no list */
 	}
-	slab = get_cpu_partial(s, c, &object);
+	slab = get_cpu_partial(s, c, &object, node);
 	if (!slab)
-		slab = get_partial(s, c, &object);
+		slab = get_partial(s, c, &object, node);
 	if (!slab) {
 		/*
 		 * A new slab, made with the slot open and unlocked, as the
@@ -1183,7 +1257,7 @@ again:
 			 * while it exists), which may not be a cpu slab's.  The
 			 * partial list fits any; the top decides again.
 			 */
-			struct kmem_cache_node *n = get_node(s);
+			struct kmem_cache_node *n = slab_node(s, slab);
 			slab_lock(&n->list_lock);
 			add_partial(n, slab, false);
 			slab_unlock(&n->list_lock);
@@ -1226,7 +1300,7 @@ static __attribute__((always_inline)) inline void
 do_slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail, unsigned int cnt,
 	     bool check)
 {
-	struct kmem_cache_node *n = get_node(s);
+	struct kmem_cache_node *n = slab_node(s, slab);
 	bool locked = false, on_node_partial = false, was_full;
 	bool cpu_partial = READ_ONCE(s->cpu_partial_slabs) != 0;
 	void *prior;
@@ -1356,7 +1430,7 @@ bool slab_freelist_holds(struct kmem_cache *s, struct slab *slab, void *object)
  */
 static bool object_is_free(struct kmem_cache *s, struct slab *slab, void *object)
 {
-	struct kmem_cache_node *n = get_node(s);
+	struct kmem_cache_node *n = slab_node(s, slab);
 	bool found = false;
 
 	pthread_mutex_lock(&slab_cpus.lock);
@@ -1447,13 +1521,14 @@ static unsigned int take_objects(struct kmem_cache *s, struct slab *slab, void *
 }
 
 /*
- * Refill: up to @max objects from the node's partial slabs into @p, the
- * first slabs first (shrink sorts the fullest there); a slab left with no
- * free object leaves the list, as a full slab is on none.  Returns the count.
+ * Refill: up to @max objects from @node's partial slabs (this CPU's node
+ * for NUMA_NO_NODE) into @p, the first slabs first (shrink sorts the
+ * fullest there); a slab left with no free object leaves the list, as a
+ * full slab is on none.  Returns the count.
  */
-unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max)
+unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max, int node)
 {
-	struct kmem_cache_node *n = get_node(s);
+	struct kmem_cache_node *n = get_node(s, slab_search_node(node));
 	unsigned int got = 0;
 
 	if (!READ_ONCE(n->nr_partial))
@@ -1473,10 +1548,9 @@ unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max)
 	return got;
 }
 
-/* A new slab at the head of the node's partial list, for the next refill. */
+/* A new slab at the head of its node's partial list, for the next refill. */
 bool slab_new_partial(struct kmem_cache *s, gfp_t gfp, int node)
 {
-	struct kmem_cache_node *n = get_node(s);
 	struct slab *slab = allocate_slab(s, gfp, node);
 	if (unlikely(!slab)) {
 		slab_out_of_memory(s, gfp);
@@ -1484,6 +1558,7 @@ bool slab_new_partial(struct kmem_cache *s, gfp_t gfp, int node)
 		return false;
 	}
 	stat(s, ALLOC_SLAB);
+	struct kmem_cache_node *n = slab_node(s, slab);
 	slab_lock(&n->list_lock);
 	add_partial(n, slab, false);
 	slab_unlock(&n->list_lock);
@@ -1531,14 +1606,11 @@ void slab_free_bulk(struct kmem_cache *s, void **p, unsigned int nr)
  * the fullest slabs first (allocations fill them, the emptiest may drain).
  * Returns 0 if the cache holds no slab any more.
  */
-int __kmem_cache_shrink(struct kmem_cache *s)
+static void shrink_node(struct kmem_cache *s, struct kmem_cache_node *n)
 {
-	slub_fork_handlers_check();
-	struct kmem_cache_node *n = get_node(s);
 	struct list_head buckets[33];
 	struct slab *discard = NULL;
 
-	kmem_cache_flush_all(s);
 	for (int i = 0; i < 33; i++)
 		INIT_LIST_HEAD(&buckets[i]);
 	pthread_mutex_lock(&n->list_lock);
@@ -1562,7 +1634,23 @@ int __kmem_cache_shrink(struct kmem_cache *s)
 		}
 	pthread_mutex_unlock(&n->list_lock);
 	discard_slabs(s, discard);
-	return READ_ONCE(n->nr_slabs) ? 1 : 0;
+}
+
+unsigned long slab_nr_slabs(struct kmem_cache *s)
+{
+	unsigned long slabs = 0;
+	for_each_kmem_cache_node(s, node, n)
+		slabs += READ_ONCE(n->nr_slabs);
+	return slabs;
+}
+
+int __kmem_cache_shrink(struct kmem_cache *s)
+{
+	slub_fork_handlers_check();
+	kmem_cache_flush_all(s);
+	for_each_kmem_cache_node(s, node, n)
+		shrink_node(s, n);
+	return slab_nr_slabs(s) ? 1 : 0;
 }
 
 /*
@@ -1573,7 +1661,7 @@ unsigned long __kmem_cache_release(struct kmem_cache *s)
 {
 	sheaf_teardown(s);	/* every sheaf flushed and given back */
 	__kmem_cache_shrink(s);
-	unsigned long left = READ_ONCE(get_node(s)->nr_slabs);
+	unsigned long left = slab_nr_slabs(s);
 	if (!left)
 		slab_random_release(s);
 	return left;
@@ -1647,6 +1735,38 @@ static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void
 	return 0;
 }
 
+/* Node @node's partial list: each slab valid, marked, of that node, and counted. */
+static unsigned long validate_node_partial(struct kmem_cache *s, struct kmem_cache_node *n,
+					   int node)
+{
+	unsigned long errors = 0, partial = 0;
+	struct list_head *pos;
+	pthread_mutex_lock(&n->list_lock);
+	list_for_each(pos, &n->partial) {
+		struct slab *slab = lru_slab(pos);
+		errors += validate_slab(s, slab, NULL, false);
+		if (!(slab_flags(slab) & PG_slab_partial)) {
+			slub_report("validate %s: slab %p on the partial list is not marked so",
+				    s->name, slab_address(slab));
+			errors++;
+		}
+		if (slab_nid(slab) != node || page_to_nid(slab_page(slab)) != node) {
+			slub_report("validate %s: slab %p of node %d (its page's: %d) on node %d's list",
+				    s->name, slab_address(slab), slab_nid(slab),
+				    page_to_nid(slab_page(slab)), node);
+			errors++;
+		}
+		partial++;
+	}
+	if (partial != n->nr_partial) {
+		slub_report("validate %s: %lu partial slabs listed on node %d, nr_partial %lu",
+			    s->name, partial, node, n->nr_partial);
+		errors++;
+	}
+	pthread_mutex_unlock(&n->list_lock);
+	return errors;
+}
+
 /*
  * Check every slab the cache can reach: cpu slabs with their CPU freelist,
  * cpu partial and node partial slabs.  Needs a quiet cache (no operation
@@ -1654,8 +1774,7 @@ static unsigned long validate_slab(struct kmem_cache *s, struct slab *slab, void
  */
 unsigned long slab_validate_cache(struct kmem_cache *s)
 {
-	struct kmem_cache_node *n = get_node(s);
-	unsigned long errors = 0, partial = 0;
+	unsigned long errors = 0;
 
 	if (kmem_cache_debug(s))
 		return debug_validate_cache(s);
@@ -1685,24 +1804,8 @@ unsigned long slab_validate_cache(struct kmem_cache *s)
 		}
 		pthread_mutex_unlock(&c->lock);
 	}
-	pthread_mutex_lock(&n->list_lock);
-	struct list_head *pos;
-	list_for_each(pos, &n->partial) {
-		struct slab *slab = lru_slab(pos);
-		errors += validate_slab(s, slab, NULL, false);
-		if (!(slab_flags(slab) & PG_slab_partial)) {
-			slub_report("validate %s: slab %p on the partial list is not marked so",
-				    s->name, slab_address(slab));
-			errors++;
-		}
-		partial++;
-	}
-	if (partial != n->nr_partial) {
-		slub_report("validate %s: %lu partial slabs listed, nr_partial %lu", s->name,
-			    partial, n->nr_partial);
-		errors++;
-	}
-	pthread_mutex_unlock(&n->list_lock);
+	for_each_kmem_cache_node(s, node, n)
+		errors += validate_node_partial(s, n, node);
 	return errors;
 }
 
@@ -1722,7 +1825,6 @@ unsigned long slab_parked(struct kmem_cache *s)
 
 void slab_get_info(struct kmem_cache *s, struct slab_info *info)
 {
-	struct kmem_cache_node *n = get_node(s);
 	unsigned long free = slab_parked(s), partial = 0;
 	struct list_head *pos;
 
@@ -1735,17 +1837,21 @@ void slab_get_info(struct kmem_cache *s, struct slab_info *info)
 		}
 		pthread_mutex_unlock(&c->lock);
 	}
-	pthread_mutex_lock(&n->list_lock);
-	list_for_each(pos, &n->partial) {
-		union slab_counters cnt = read_counters(lru_slab(pos));
-		free += cnt.objects - cnt.inuse;
-		partial++;
+	*info = (struct slab_info){ 0 };
+	for_each_kmem_cache_node(s, node, n) {
+		pthread_mutex_lock(&n->list_lock);
+		list_for_each(pos, &n->partial) {
+			union slab_counters cnt = read_counters(lru_slab(pos));
+			free += cnt.objects - cnt.inuse;
+			partial++;
+		}
+		info->num_objs += READ_ONCE(n->total_objects);
+		info->num_slabs += READ_ONCE(n->nr_slabs);
+		info->bytes += READ_ONCE(n->total_pages) << PAGE_SHIFT;
+		/* Each node's peak: their sum bounds the whole's, which no node keeps. */
+		info->peak_bytes += READ_ONCE(n->peak_pages) << PAGE_SHIFT;
+		pthread_mutex_unlock(&n->list_lock);
 	}
-	info->num_objs = READ_ONCE(n->total_objects);
-	info->num_slabs = READ_ONCE(n->nr_slabs);
-	info->bytes = READ_ONCE(n->total_pages) << PAGE_SHIFT;
-	info->peak_bytes = READ_ONCE(n->peak_pages) << PAGE_SHIFT;
-	pthread_mutex_unlock(&n->list_lock);
 	info->active_objs = info->num_objs > free ? info->num_objs - free : 0;
 	info->partial_slabs = partial;
 }

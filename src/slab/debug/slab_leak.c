@@ -185,10 +185,11 @@ static void collect_caches(struct leak_table *lt)
 		if (!(READ_ONCE(s->flags) & SLAB_STORE_USER))
 			continue;
 		struct cache_walk w = { s, lt };
-		struct kmem_cache_node *n = &s->node[0];
-		pthread_mutex_lock(&n->list_lock);
+		for_each_kmem_cache_node(s, node, n)
+			pthread_mutex_lock(&n->list_lock);
 		page_for_each_block(collect_slab, &w);
-		pthread_mutex_unlock(&n->list_lock);
+		for_each_kmem_cache_node(s, node, n)
+			pthread_mutex_unlock(&n->list_lock);
 	}
 	pthread_mutex_unlock(&slab_caches_lock);
 }

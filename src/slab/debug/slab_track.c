@@ -310,7 +310,6 @@ ssize_t slab_list_locations(struct kmem_cache *s, enum track_item alloc, char *b
 {
 	if (!(s->flags & SLAB_STORE_USER))
 		return -ENOSYS;
-	struct kmem_cache_node *n = &s->node[0];
 	struct loc_track lt = { .max = 4096 };
 	lt.bytes = lt.max * sizeof(struct location);
 	lt.loc = os_map_sparse(lt.bytes);
@@ -318,12 +317,14 @@ ssize_t slab_list_locations(struct kmem_cache *s, enum track_item alloc, char *b
 		return -ENOMEM;
 	unsigned long now = os_now_ms();
 	struct list_head *pos;
-	pthread_mutex_lock(&n->list_lock);
-	list_for_each(pos, &n->partial)
-		process_slab(s, lru_slab(pos), alloc, &lt, now);
-	list_for_each(pos, &n->full)
-		process_slab(s, lru_slab(pos), alloc, &lt, now);
-	pthread_mutex_unlock(&n->list_lock);
+	for_each_kmem_cache_node(s, node, n) {
+		pthread_mutex_lock(&n->list_lock);
+		list_for_each(pos, &n->partial)
+			process_slab(s, lru_slab(pos), alloc, &lt, now);
+		list_for_each(pos, &n->full)
+			process_slab(s, lru_slab(pos), alloc, &lt, now);
+		pthread_mutex_unlock(&n->list_lock);
+	}
 	sort_locations(lt.loc, lt.count);
 
 	size_t used = 0;

@@ -85,7 +85,9 @@ static void trace(struct kmem_cache *s, struct slab *slab, void *object, bool al
 static void *debug_alloc_locked(struct kmem_cache *s, gfp_t gfp, int node, unsigned int orig_size,
 				const struct track_stack *ts, bool *done)
 {
-	struct kmem_cache_node *n = get_node(s);
+	/* The node asked for, or this CPU's: a debug cache takes no other node's slab. */
+	int searchnode = slab_search_node(node);
+	struct kmem_cache_node *n = get_node(s, searchnode);
 	struct slab *slab;
 	void *object;
 
@@ -99,7 +101,7 @@ static void *debug_alloc_locked(struct kmem_cache *s, gfp_t gfp, int node, unsig
 	for (;;) {
 		if (list_empty(&n->partial)) {
 			pthread_mutex_unlock(&n->list_lock);
-			slab = slab_new(s, gfp, node);
+			slab = slab_new(s, gfp, searchnode);
 			if (!slab) {
 				slab_oom(s, gfp);
 				errno = ENOMEM;
@@ -231,7 +233,7 @@ static bool free_checks(struct kmem_cache *s, struct slab *slab, void *object)
 static bool debug_free_locked(struct kmem_cache *s, struct slab *slab, void *object,
 			      const struct track_stack *ts)
 {
-	struct kmem_cache_node *n = get_node(s);
+	struct kmem_cache_node *n = slab_node(s, slab);
 
 	pthread_mutex_lock(&n->list_lock);
 	if (!free_checks(s, slab, object)) {
@@ -303,10 +305,9 @@ static void validate_slab(struct kmem_cache *s, struct slab *slab)
 	}
 }
 
-unsigned long debug_validate_cache(struct kmem_cache *s)
+static void validate_node(struct kmem_cache *s, struct kmem_cache_node *n)
 {
-	struct kmem_cache_node *n = get_node(s);
-	unsigned long before = slab_debug_errors, partial = 0, full = 0;
+	unsigned long partial = 0, full = 0;
 	struct list_head *pos, *next;
 
 	pthread_mutex_lock(&n->list_lock);
@@ -344,6 +345,13 @@ unsigned long debug_validate_cache(struct kmem_cache *s)
 	}
 	kasan_quiet_end();
 	pthread_mutex_unlock(&n->list_lock);
+}
+
+unsigned long debug_validate_cache(struct kmem_cache *s)
+{
+	unsigned long before = slab_debug_errors;
+	for_each_kmem_cache_node(s, node, n)
+		validate_node(s, n);
 	return slab_debug_errors - before;
 }
 
@@ -351,7 +359,7 @@ unsigned long debug_validate_cache(struct kmem_cache *s)
 
 void debug_krealloc(struct kmem_cache *s, void *object, size_t new_size, gfp_t gfp)
 {
-	struct kmem_cache_node *n = get_node(s);
+	struct kmem_cache_node *n = slab_node(s, virt_to_slab(object));
 	pthread_mutex_lock(&n->list_lock);
 	kasan_quiet_begin();
 	unsigned int orig = get_orig_size(s, object);
@@ -380,7 +388,7 @@ void debug_ksize(struct kmem_cache *s, void *object)
 {
 	if (!slub_debug_orig_size(s))
 		return;
-	struct kmem_cache_node *n = get_node(s);
+	struct kmem_cache_node *n = slab_node(s, virt_to_slab(object));
 	pthread_mutex_lock(&n->list_lock);
 	kasan_quiet_begin();
 	unsigned int orig = get_orig_size(s, object);
@@ -437,13 +445,14 @@ static void list_block_objects(struct page *head, void *arg)
  */
 unsigned long debug_list_leaks(struct kmem_cache *s)
 {
-	struct kmem_cache_node *n = get_node(s);
 	struct leak_walk w = { s, 0, false };
-	pthread_mutex_lock(&n->list_lock);
+	for_each_kmem_cache_node(s, node, n)
+		pthread_mutex_lock(&n->list_lock);
 	kasan_quiet_begin();
 	page_for_each_block(list_block_objects, &w);
 	kasan_quiet_end();
-	pthread_mutex_unlock(&n->list_lock);
+	for_each_kmem_cache_node(s, node, n)
+		pthread_mutex_unlock(&n->list_lock);
 	return w.listed;
 }
 
@@ -455,7 +464,8 @@ static void hold_cache(struct kmem_cache *s, bool lock)
 		pthread_mutex_lock(&slab_cpus.lock);	/* no slot comes into use meanwhile */
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 		os_mutex_hold(&cpu_slot(s, cpu)->lock, lock);
-	os_mutex_hold(&s->node[0].list_lock, lock);
+	for_each_kmem_cache_node(s, node, n)
+		os_mutex_hold(&n->list_lock, lock);
 	if (!lock)
 		pthread_mutex_unlock(&slab_cpus.lock);
 }
@@ -477,10 +487,12 @@ int slab_set_debug(struct kmem_cache *s, slab_flags_t flag, bool on)
 	hold_cache(s, true);
 	int ret = 0;
 	/* The switch's side of layout_hold() (slub.c): busy first, then makers, then slabs. */
-	struct kmem_cache_node *n = get_node(s);
 	__atomic_store_n(&s->layout_busy, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&n->nr_building, __ATOMIC_SEQ_CST) ||
-	    __atomic_load_n(&n->nr_slabs, __ATOMIC_ACQUIRE)) {
+	bool busy = false;
+	for_each_kmem_cache_node(s, node, n)
+		busy |= __atomic_load_n(&n->nr_building, __ATOMIC_SEQ_CST) ||
+			__atomic_load_n(&n->nr_slabs, __ATOMIC_ACQUIRE);
+	if (busy) {
 		ret = -EBUSY;
 	} else {
 		/*

@@ -276,7 +276,7 @@ void slab_rcu_cache_quiesce(struct kmem_cache *s)
 		return;
 	if (__atomic_load_n(&s->rcu_pending_objects, __ATOMIC_ACQUIRE))
 		kvfree_rcu_barrier();
-	if ((s->flags & SLAB_TYPESAFE_BY_RCU) || READ_ONCE(get_node(s)->nr_slabs))
+	if ((s->flags & SLAB_TYPESAFE_BY_RCU) || slab_nr_slabs(s))
 		slab_rcu_barrier();
 }
 

@@ -140,6 +140,8 @@ void sheaf_setup(struct kmem_cache *s)
 				capacity_wanted(s) : 0;
 	WRITE_ONCE(s->sheaf_capacity, capacity);
 	WRITE_ONCE(s->sheaf_slots, capacity ? s->nr_cpu_slots : 0);
+	/* More than one node: each free asks first whether its object is of this one. */
+	WRITE_ONCE(s->sheaf_free_slots, nr_node_ids == 1 ? s->sheaf_slots : 0);
 	WRITE_ONCE(s->cpu_slab_slots, capacity ? 0 : s->nr_cpu_slots);
 }
 
@@ -252,9 +254,21 @@ static struct kmem_cache_cpu *sheaf_lock_main(struct kmem_cache *s, struct slab_
 
 /* ---- the barn ---------------------------------------------------------------------- */
 
+/* This CPU's node's barn: the sheaves of its objects. */
 static struct node_barn *get_barn(struct kmem_cache *s)
 {
-	return &get_node(s)->barn;
+	return &get_node(s, numa_mem_id())->barn;
+}
+
+/* Every node's barn (declares @barn). */
+#define for_each_barn(s, barn)                                                   \
+	for (struct node_barn *barn = &get_node(s, 0)->barn; barn;              \
+	     barn = barn_next(s, barn))
+
+static struct node_barn *barn_next(struct kmem_cache *s, struct node_barn *barn)
+{
+	struct kmem_cache_node *n = container_of(barn, struct kmem_cache_node, barn);
+	return n + 1 < get_node(s, (int)nr_node_ids) ? &n[1].barn : NULL;
 }
 
 /* A full (@full) or an empty sheaf from the barn, or NULL. */
@@ -342,10 +356,9 @@ void sheaf_flush_cpu(struct kmem_cache *s, unsigned int cpu)
 	flush_cpu(s, cpu, false);
 }
 
-/* Every sheaf of the barn: the full ones flushed, all given back. */
-void sheaf_flush_barn(struct kmem_cache *s)
+/* Every sheaf of @barn: the full ones flushed, all given back. */
+static void flush_barn(struct kmem_cache *s, struct node_barn *barn)
 {
-	struct node_barn *barn = get_barn(s);
 	struct list_head sheaves;
 	INIT_LIST_HEAD(&sheaves);
 	pthread_mutex_lock(&barn->lock);
@@ -360,6 +373,21 @@ void sheaf_flush_barn(struct kmem_cache *s)
 		flush_sheaf(s, sheaf);
 		free_empty_sheaf(s, sheaf);
 	}
+}
+
+void sheaf_flush_barn(struct kmem_cache *s)
+{
+	for_each_barn(s, barn)
+		flush_barn(s, barn);
+}
+
+/* Full sheaves in any node's barn? */
+static bool barns_hold_full(struct kmem_cache *s)
+{
+	for_each_barn(s, barn)
+		if (READ_ONCE(barn->nr_full))
+			return true;
+	return false;
 }
 
 void sheaf_retire_all(struct kmem_cache *s)
@@ -421,7 +449,8 @@ static void *alloc_from_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			stat(s, BARN_GET);
 		} else {
 			stat(s, BARN_GET_FAIL);
-			main->size = slab_refill_bulk(s, main->objects, s->sheaf_capacity);
+			main->size = slab_refill_bulk(s, main->objects, s->sheaf_capacity,
+						      NUMA_NO_NODE);
 			if (!main->size)
 				return NULL;
 			stat(s, SHEAF_REFILL);
@@ -470,9 +499,28 @@ static __noinline void *__sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	return object;
 }
 
+/*
+ * An object of another node than this CPU's: from that node's partial
+ * slabs, or a new slab there, passing by the sheaves (which hold this
+ * node's objects), as the kernel's.
+ */
+static __noinline void *alloc_on_node(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	void *object;
+	slub_fork_handlers_check();
+	stat(s, ALLOC_SLOWPATH);
+	while (!slab_refill_bulk(s, &object, 1, node))
+		if (!slab_new_partial(s, gfp, node))
+			return NULL;
+	object_mark_allocated(s, object);
+	return object;
+}
+
 void *sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	void *object;
+	if (unlikely(!node_match_cpu(node)))
+		return alloc_on_node(s, gfp, node);
 	if (slub_percpu_rseq || !(object = pop_locked(s)))
 		return __sheaf_alloc(s, gfp, node);
 	stat(s, ALLOC_PCS);
@@ -624,7 +672,7 @@ static void idle_cache(struct kmem_cache *s, void *arg)
 			*flushed = true;
 		}
 	}
-	if (all_idle && READ_ONCE(get_barn(s)->nr_full)) {
+	if (all_idle && barns_hold_full(s)) {
 		sheaf_flush_barn(s);
 		*flushed = true;
 	}
@@ -645,9 +693,37 @@ bool slub_slab_idle_tick(uint64_t now_ms)
 
 /* ---- what the rest of the engine asks ------------------------------------------------- */
 
+/* @sheaf's objects into @nodes, by the node of each one's slab. */
+static void count_nodes(const struct slab_sheaf *sheaf, unsigned long *nodes)
+{
+	for (unsigned int i = 0; sheaf && i < sheaf->size; i++)
+		nodes[slab_nid(virt_to_slab(sheaf->objects[i]))]++;
+}
+
+void sheaf_parked_nodes(struct kmem_cache *s, unsigned long *nodes)
+{
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
+		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+		pthread_mutex_lock(&c->lock);
+		if (c->main) {
+			c->main->size = sheaf_retire(c, cpu);
+			count_nodes(c->main, nodes);
+			sheaf_publish(s, c);
+		}
+		count_nodes(c->spare, nodes);
+		pthread_mutex_unlock(&c->lock);
+	}
+	for_each_barn(s, barn) {
+		pthread_mutex_lock(&barn->lock);
+		struct list_head *pos;
+		list_for_each(pos, &barn->sheaves_full)
+			count_nodes(list_entry(pos, struct slab_sheaf, barn_list), nodes);
+		pthread_mutex_unlock(&barn->lock);
+	}
+}
+
 unsigned long sheaf_parked(struct kmem_cache *s)
 {
-	struct node_barn *barn = get_barn(s);
 	unsigned long parked = 0;
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
@@ -658,11 +734,13 @@ unsigned long sheaf_parked(struct kmem_cache *s)
 			parked += c->spare->size;
 		pthread_mutex_unlock(&c->lock);
 	}
-	pthread_mutex_lock(&barn->lock);
-	struct list_head *pos;
-	list_for_each(pos, &barn->sheaves_full)
-		parked += list_entry(pos, struct slab_sheaf, barn_list)->size;
-	pthread_mutex_unlock(&barn->lock);
+	for_each_barn(s, barn) {
+		pthread_mutex_lock(&barn->lock);
+		struct list_head *pos;
+		list_for_each(pos, &barn->sheaves_full)
+			parked += list_entry(pos, struct slab_sheaf, barn_list)->size;
+		pthread_mutex_unlock(&barn->lock);
+	}
 	return parked;
 }
 
@@ -676,7 +754,6 @@ static bool sheaf_has(const struct slab_sheaf *sheaf, const void *object)
 
 bool sheaf_holds(struct kmem_cache *s, void *object)
 {
-	struct node_barn *barn = get_barn(s);
 	bool found = false;
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
@@ -686,11 +763,14 @@ bool sheaf_holds(struct kmem_cache *s, void *object)
 		found = found || sheaf_has(c->main, object) || sheaf_has(c->spare, object);
 		sheaf_publish(s, c);
 	}
-	pthread_mutex_lock(&barn->lock);
-	struct list_head *pos;
-	list_for_each(pos, &barn->sheaves_full)
-		found = found || sheaf_has(list_entry(pos, struct slab_sheaf, barn_list), object);
-	pthread_mutex_unlock(&barn->lock);
+	for_each_barn(s, barn) {
+		pthread_mutex_lock(&barn->lock);
+		struct list_head *pos;
+		list_for_each(pos, &barn->sheaves_full)
+			found = found || sheaf_has(list_entry(pos, struct slab_sheaf, barn_list),
+						   object);
+		pthread_mutex_unlock(&barn->lock);
+	}
 	return found;
 }
 
@@ -716,29 +796,11 @@ static unsigned long validate_sheaf(struct kmem_cache *s, struct slab_sheaf *she
 	return 0;
 }
 
-unsigned long sheaf_validate(struct kmem_cache *s)
+/* One node's barn: its sheaves' objects, and its counts. */
+static unsigned long validate_barn(struct kmem_cache *s, struct node_barn *barn,
+				   unsigned long *sheaves)
 {
-	struct node_barn *barn = get_barn(s);
-	unsigned long errors = 0, sheaves = 0;
-	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
-		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
-		pthread_mutex_lock(&c->lock);
-		if (c->main) {
-			c->main->size = sheaf_retire(c, cpu);
-			errors += validate_sheaf(s, c->main, "main", cpu);
-			sheaf_publish(s, c);
-			sheaves++;
-		} else if (c->sheaf_word || c->spare) {
-			slub_report("validate %s: cpu %u has a sheaf count or a spare but no main",
-				    s->name, cpu);
-			errors++;
-		}
-		if (c->spare) {
-			errors += validate_sheaf(s, c->spare, "spare", cpu);
-			sheaves++;
-		}
-		pthread_mutex_unlock(&c->lock);
-	}
+	unsigned long errors = 0;
 	pthread_mutex_lock(&barn->lock);
 	unsigned int full = 0, empty = 0;
 	struct list_head *pos;
@@ -759,9 +821,37 @@ unsigned long sheaf_validate(struct kmem_cache *s)
 		errors++;
 	}
 	pthread_mutex_unlock(&barn->lock);
-	if (sheaves + full + empty > sheaf_count(s)) {
+	*sheaves += full + empty;
+	return errors;
+}
+
+unsigned long sheaf_validate(struct kmem_cache *s)
+{
+	unsigned long errors = 0, sheaves = 0;
+	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
+		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
+		pthread_mutex_lock(&c->lock);
+		if (c->main) {
+			c->main->size = sheaf_retire(c, cpu);
+			errors += validate_sheaf(s, c->main, "main", cpu);
+			sheaf_publish(s, c);
+			sheaves++;
+		} else if (c->sheaf_word || c->spare) {
+			slub_report("validate %s: cpu %u has a sheaf count or a spare but no main",
+				    s->name, cpu);
+			errors++;
+		}
+		if (c->spare) {
+			errors += validate_sheaf(s, c->spare, "spare", cpu);
+			sheaves++;
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	for_each_barn(s, barn)
+		errors += validate_barn(s, barn, &sheaves);
+	if (sheaves > sheaf_count(s)) {
 		slub_report("validate %s: %lu sheaves in use, %lu made", s->name,
-			    sheaves + full + empty, sheaf_count(s));
+			    sheaves, sheaf_count(s));
 		errors++;
 	}
 	return errors;

@@ -89,6 +89,8 @@ __hidden void sheaf_flush_cpu(struct kmem_cache *s, unsigned int cpu);
 __hidden void sheaf_flush_barn(struct kmem_cache *s);
 /* Objects parked in @s's sheaves now (a snapshot: figures, tests). */
 __hidden unsigned long sheaf_parked(struct kmem_cache *s);
+/* The same per node, added to @nodes[nid] (a walk of every parked object). */
+__hidden void sheaf_parked_nodes(struct kmem_cache *s, unsigned long *nodes);
 /* Is @object parked in one of @s's sheaves?  Every slot lock of @s held (object_is_free). */
 __hidden bool sheaf_holds(struct kmem_cache *s, void *object);
 /* Check the sheaves of @s; the number of problems reported (slab_validate_cache). */

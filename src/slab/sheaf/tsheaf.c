@@ -52,8 +52,13 @@ static_assert(sizeof(struct tsheaf) == 8 + 8 * TSHEAF_CAPACITY, "count, room, ar
 
 bool tsheaf_enabled(void)
 {
-	/* Not with init_on_free: its wipe is in free_finish(), which a sheaf's push skips. */
+	/*
+	 * Not with init_on_free: its wipe is in free_finish(), which a sheaf's
+	 * push skips.  Not with more than one node: a thread's sheaf would keep
+	 * any node's objects, which a free must send back to their node.
+	 */
 	return slub_opt(thread_sheaves) && !slub_percpu_rseq && !slab_free_hooked &&
+	       nr_node_ids == 1 &&
 	       &slub_malloc_library &&
 	       slub_malloc_library;
 }
@@ -242,7 +247,7 @@ void *tsheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 		/* Half the room: the next frees have room, the next allocations objects. */
 		slub_fork_handlers_check();
 		kfence_tick();
-		while (!(n = slab_refill_bulk(s, sh->objects, (sh->room + 1) / 2)))
+		while (!(n = slab_refill_bulk(s, sh->objects, (sh->room + 1) / 2, NUMA_NO_NODE)))
 			if (!slab_new_partial(s, gfp, node) || !READ_ONCE(s->tsheaf_off))
 				return NULL;	/* no memory, or debug switched on: the other paths */
 		stat(s, TSHEAF_REFILL);

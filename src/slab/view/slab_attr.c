@@ -86,45 +86,67 @@ static unsigned long count_partial(struct kmem_cache_node *n, unsigned int flags
 	return x;
 }
 
+/* Objects parked in sheaves, per node: free to the program, so not in use. */
+static void parked_nodes(struct kmem_cache *s, unsigned long *nodes)
+{
+	if (nr_node_ids == 1)
+		nodes[0] = slab_parked(s);
+	else if (READ_ONCE(s->sheaf_capacity))
+		sheaf_parked_nodes(s, nodes);	/* no thread sheaves with more than one node */
+}
+
+/*
+ * The kernel's show_slab_objects(): the count, then each node's part as
+ * " N<node>=<count>" where it is not 0 (a NUMA kernel's form, so with one
+ * node " N0=" follows any count but 0).
+ */
 static void show_slab_objects(struct kmem_cache *s, struct attr_out *o, unsigned int flags)
 {
-	struct kmem_cache_node *n = &s->node[0];
-	unsigned long total = 0;
+	unsigned long nodes[MAX_NUMNODES] = { 0 }, total = 0;
 
 	if (flags & SO_CPU) {
 		for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 			struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 			pthread_mutex_lock(&c->lock);
 			if (c->slab) {
-				total += slab_count(c->slab, flags);
+				nodes[slab_nid(c->slab)] += slab_count(c->slab, flags);
 				/* The kernel counts partial slabs here, not their objects. */
 				if (!(flags & (SO_TOTAL | SO_OBJECTS)))
-					total += c->nr_partial;
+					for (struct slab *p = c->partial; p; p = slab_next(p))
+						nodes[slab_nid(p)]++;
 			}
 			pthread_mutex_unlock(&c->lock);
 		}
 	}
-	if (flags & SO_ALL) {
-		if (flags & SO_TOTAL) {
-			total += READ_ONCE(n->total_objects);
-		} else if (flags & SO_OBJECTS) {
-			/* Objects parked in sheaves are free to the program: not in use. */
-			unsigned long parked = slab_parked(s);
-			unsigned long free = count_partial(n, 0, true) + parked;
-			unsigned long all = READ_ONCE(n->total_objects);
-			total += all > free ? all - free : 0;
-		} else
-			total += READ_ONCE(n->nr_slabs);
-	} else if (flags & SO_PARTIAL) {
-		if (flags & (SO_TOTAL | SO_OBJECTS))
-			total += count_partial(n, flags, false);
-		else
-			total += READ_ONCE(n->nr_partial);
+	unsigned long parked[MAX_NUMNODES] = { 0 };
+	if ((flags & SO_ALL) && (flags & SO_OBJECTS))
+		parked_nodes(s, parked);
+	for_each_kmem_cache_node(s, node, n) {
+		unsigned long x = 0;
+		if (flags & SO_ALL) {
+			if (flags & SO_TOTAL) {
+				x = READ_ONCE(n->total_objects);
+			} else if (flags & SO_OBJECTS) {
+				unsigned long free = count_partial(n, 0, true) + parked[node];
+				unsigned long all = READ_ONCE(n->total_objects);
+				x = all > free ? all - free : 0;
+			} else {
+				x = READ_ONCE(n->nr_slabs);
+			}
+		} else if (flags & SO_PARTIAL) {
+			if (flags & (SO_TOTAL | SO_OBJECTS))
+				x = count_partial(n, flags, false);
+			else
+				x = READ_ONCE(n->nr_partial);
+		}
+		nodes[node] += x;
 	}
-	/* One node: its part is the whole (a NUMA kernel prints it when not 0). */
+	for (unsigned int node = 0; node < nr_node_ids; node++)
+		total += nodes[node];
 	emit(o, "%lu", total);
-	if (total)
-		emit(o, " N0=%lu", total);
+	for (unsigned int node = 0; node < nr_node_ids; node++)
+		if (nodes[node])
+			emit(o, " N%u=%lu", node, nodes[node]);
 	emit(o, "\n");
 }
 
@@ -160,8 +182,8 @@ SHOW(slabs) { show_slab_objects(s, o, SO_ALL); }
 SHOW(total_pages)
 {
 	unsigned long pages = 0;
-	for (int node = 0; node < MAX_NUMNODES; node++)
-		pages += READ_ONCE(s->node[node].total_pages);
+	for_each_kmem_cache_node(s, node, n)
+		pages += READ_ONCE(n->total_pages);
 	emit(o, "%lu\n", pages);
 }
 SHOW(partial) { show_slab_objects(s, o, SO_PARTIAL); }

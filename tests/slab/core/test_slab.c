@@ -65,7 +65,7 @@ static void alloc_free_distinct(void)
 			kmem_cache_free(s, p[i]);
 	CHECK_EQ(slab_validate_cache(s), 0);
 	CHECK_EQ(kmem_cache_shrink(s), 0);	/* everything free: no slab left */
-	CHECK_EQ(s->node[0].nr_slabs, 0);
+	CHECK_EQ(get_node(s, 0)->nr_slabs, 0);
 	free(p);
 	kmem_cache_destroy(s);
 	CHECK_EQ(slub_errors(), 0);
@@ -142,9 +142,9 @@ static void lazy_link_up(void)
 	CHECK(virt_to_slab(p[7]) == virt_to_slab(p[0]));
 	kmem_cache_flush_all(s);
 	CHECK(virt_to_slab(p[0])->freelist == NULL);
-	CHECK_EQ(s->node[0].nr_partial, 1);
+	CHECK_EQ(get_node(s, 0)->nr_partial, 1);
 	kmem_cache_free(s, p[2]);
-	CHECK_EQ(s->node[0].nr_partial, 1);
+	CHECK_EQ(get_node(s, 0)->nr_partial, 1);
 	CHECK_EQ(slab_validate_cache(s), 0);
 	/* Allocation takes it back: the freed object, then the rest of it. */
 	for (int i = 8; i < (int)objects + 1; i++)
@@ -179,7 +179,7 @@ static void constructor_runs_once_per_object(void)
 		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
 		CHECK_EQ(p[i]->magic, MAGIC);
 	}
-	unsigned long slabs = s->node[0].nr_slabs;
+	unsigned long slabs = get_node(s, 0)->nr_slabs;
 	CHECK_EQ(ctor_calls, slabs * per_slab);
 	/* Reuse keeps the constructed state: no ctor call, magic intact. */
 	for (int i = 0; i < 300; i++)
@@ -191,7 +191,7 @@ static void constructor_runs_once_per_object(void)
 	}
 	if (ctor_calls != before)
 		fprintf(stderr, "   cpu %d, %u per slab, slabs %lu then %lu, node partial %lu\n",
-			sched_getcpu(), per_slab, slabs, s->node[0].nr_slabs, s->node[0].nr_partial);
+			sched_getcpu(), per_slab, slabs, get_node(s, 0)->nr_slabs, get_node(s, 0)->nr_partial);
 	CHECK_EQ(ctor_calls, before);
 	/* __GFP_ZERO with a constructor: warned about once, object left intact. */
 	unsigned long e = slub_errors();
@@ -691,8 +691,8 @@ static void hot_cache_slabs_populated(void)
 		obj[n] = kmem_cache_alloc(s, GFP_KERNEL);
 		if (!obj[n])
 			break;
-		if (s->node[0].nr_slabs > slabs) {
-			slabs = (unsigned int)s->node[0].nr_slabs;
+		if (get_node(s, 0)->nr_slabs > slabs) {
+			slabs = (unsigned int)get_node(s, 0)->nr_slabs;
 			void *start = slab_address(virt_to_slab(obj[n]));
 			unsigned int pages = resident_pages(start, (unsigned int)(bytes / PAGE_SIZE));
 			if (slabs <= hot)
@@ -749,7 +749,7 @@ static void lazy_pages_populated(void)
 	fprintf(stderr, "   %u objects over %u pages: %llu page faults\n", objects, pages,
 		(unsigned long long)(after - before));
 	CHECK(after - before < pages / 2);	/* one a page without the calls */
-	CHECK_EQ(s->node[0].nr_slabs, 1);
+	CHECK_EQ(get_node(s, 0)->nr_slabs, 1);
 	CHECK_EQ(resident_pages(start, pages), pages);
 	for (unsigned int i = 0; i < objects; i++)
 		kmem_cache_free(s, obj[i]);

@@ -38,12 +38,12 @@ static void slot_counts(struct kmem_cache *s, unsigned int cpu, int *main, int *
 
 static unsigned int barn_full(struct kmem_cache *s)
 {
-	return READ_ONCE(get_node(s)->barn.nr_full);
+	return READ_ONCE(get_node(s, 0)->barn.nr_full);
 }
 
 static unsigned int barn_empty(struct kmem_cache *s)
 {
-	return READ_ONCE(get_node(s)->barn.nr_empty);
+	return READ_ONCE(get_node(s, 0)->barn.nr_empty);
 }
 
 /* The objects attribute: objects in use, parked ones not counted. */
@@ -67,16 +67,16 @@ static unsigned long parked_exact(struct kmem_cache *s, unsigned int *cpus)
 	pthread_mutex_lock(&slab_cpus.lock);
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 		pthread_mutex_lock(&cpu_slot(s, cpu)->lock);
-	pthread_mutex_lock(&get_node(s)->barn.lock);
+	pthread_mutex_lock(&get_node(s, 0)->barn.lock);
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		parked += READ_ONCE(c->sheaf_size) + (c->spare ? c->spare->size : 0);
 		(*cpus)++;
 	}
 	struct list_head *pos;
-	list_for_each(pos, &get_node(s)->barn.sheaves_full)
+	list_for_each(pos, &get_node(s, 0)->barn.sheaves_full)
 		parked += list_entry(pos, struct slab_sheaf, barn_list)->size;
-	pthread_mutex_unlock(&get_node(s)->barn.lock);
+	pthread_mutex_unlock(&get_node(s, 0)->barn.lock);
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 		pthread_mutex_unlock(&cpu_slot(s, cpu)->lock);
 	pthread_mutex_unlock(&slab_cpus.lock);
@@ -204,25 +204,25 @@ static void slow_path_steps(void)
 	for (int i = 1; i < CAP; i++)
 		p[k++] = kmem_cache_alloc(s, GFP_KERNEL);
 	/* Main and spare empty, the barn has no full sheaf: refill from the partial slabs. */
-	unsigned long partial_before = READ_ONCE(get_node(s)->nr_partial);
-	unsigned long slabs_before = READ_ONCE(get_node(s)->nr_slabs);
+	unsigned long partial_before = READ_ONCE(get_node(s, 0)->nr_partial);
+	unsigned long slabs_before = READ_ONCE(get_node(s, 0)->nr_slabs);
 	CHECK(partial_before > 0);
 	p[k++] = kmem_cache_alloc(s, GFP_KERNEL);
 	slot_counts(s, (unsigned int)cpu, &m, &sp);
 	CHECK(m == CAP - 1 && sp == 0);
-	CHECK_EQ(READ_ONCE(get_node(s)->nr_slabs), slabs_before);
+	CHECK_EQ(READ_ONCE(get_node(s, 0)->nr_slabs), slabs_before);
 	/* The rest of the flushed objects, then a new slab when the partial ones run out. */
 	while (k < kept)
 		p[k++] = kmem_cache_alloc(s, GFP_KERNEL);
 	CHECK_EQ(objects_attr(s), N);
-	CHECK_EQ(READ_ONCE(get_node(s)->nr_slabs), slabs_before);
+	CHECK_EQ(READ_ONCE(get_node(s, 0)->nr_slabs), slabs_before);
 	enum { MORE = 1000 };
 	static void *more[MORE];
 	int n = 0;
-	while (n < MORE && READ_ONCE(get_node(s)->nr_slabs) == slabs_before)
+	while (n < MORE && READ_ONCE(get_node(s, 0)->nr_slabs) == slabs_before)
 		more[n++] = kmem_cache_alloc(s, GFP_KERNEL);
 	CHECK(n < MORE && n >= (int)(oo_objects(s->oo) * slabs_before) - N - 2 * CAP);
-	CHECK_EQ(READ_ONCE(get_node(s)->nr_partial), 1);	/* the new slab, refilled from */
+	CHECK_EQ(READ_ONCE(get_node(s, 0)->nr_partial), 1);	/* the new slab, refilled from */
 	for (int i = 0; i < kept; i++)
 		for (int j = 0; j < n; j++)
 			CHECK(p[i] != more[j] && p_all[kept + i % (N - kept)] != more[j]);
@@ -234,7 +234,7 @@ static void slow_path_steps(void)
 	for (int i = kept; i < N; i++)
 		kmem_cache_free(s, p_all[i]);
 	CHECK_EQ(kmem_cache_shrink(s), 0);
-	CHECK_EQ(READ_ONCE(get_node(s)->nr_slabs), 0);
+	CHECK_EQ(READ_ONCE(get_node(s, 0)->nr_slabs), 0);
 	kmem_cache_destroy(s);
 	sched_setaffinity(0, sizeof(old), &old);
 	CHECK_EQ(slub_errors(), 0);
@@ -425,10 +425,10 @@ static void shrink_and_destroy_flush(void)
 	for (int i = 0; i < N; i++)
 		kmem_cache_free(s, p[i]);
 	CHECK(sheaf_parked(s) > 0);
-	CHECK(READ_ONCE(get_node(s)->nr_slabs) > 0);	/* the parked objects keep slabs */
+	CHECK(READ_ONCE(get_node(s, 0)->nr_slabs) > 0);	/* the parked objects keep slabs */
 	CHECK_EQ(kmem_cache_shrink(s), 0);
 	CHECK_EQ(sheaf_parked(s), 0);
-	CHECK_EQ(READ_ONCE(get_node(s)->nr_slabs), 0);
+	CHECK_EQ(READ_ONCE(get_node(s, 0)->nr_slabs), 0);
 	/* Destroyed straight after the frees: no report, every sheaf given back. */
 	struct kmem_cache *sheaves = s->sheaf_cache;
 	for (int i = 0; i < N; i++)
@@ -589,7 +589,7 @@ static void idle_decay(void)
 	for (int i = 0; i < 100; i++)
 		kmem_cache_free(s, p[i]);
 	CHECK(sheaf_parked(s) > 0);
-	unsigned long slabs = READ_ONCE(get_node(s)->nr_slabs);
+	unsigned long slabs = READ_ONCE(get_node(s, 0)->nr_slabs);
 	if (thread) {
 		for (int ms = 0; ms < 5000 && sheaf_parked(s); ms += 10)
 			usleep(10000);
