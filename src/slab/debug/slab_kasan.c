@@ -41,13 +41,22 @@ void *__asan_get_report_address(void) __attribute__((weak));
 
 bool slab_kasan_asan, slab_kasan_valgrind;
 
+/* libslub itself built with ASan (the fuzz targets): its own reads of free objects are checked. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SLUB_ASAN_INSIDE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SLUB_ASAN_INSIDE 1
+#endif
+#endif
+
 /*
  * ASan calls a poisoned byte "use-after-poison" and knows no more: after
  * its report, say what the byte is to libslub, as KASAN's report does
  * (the object, its cache, freed or how much of it was asked for).  The
  * program dies next, so the unlocked walk of the freelist is safe enough.
  */
-static void asan_describe(const char *report)
+static __attribute__((unused)) void asan_describe(const char *report)
 {
 	(void)report;
 	const void *p = __asan_get_report_address ? __asan_get_report_address() : NULL;
@@ -75,6 +84,7 @@ void slab_kasan_setup(void)
 {
 	if (!slub_opt(kasan))
 		return;
+#ifndef SLUB_ASAN_INSIDE
 	if (__asan_poison_memory_region && __asan_unpoison_memory_region) {
 		WRITE_ONCE(slab_kasan_asan, true);
 		if (__asan_set_error_report_callback)
@@ -84,6 +94,7 @@ void slab_kasan_setup(void)
 				    "(its checks write where ASan has poisoned)");
 		return;
 	}
+#endif
 #ifdef SLUB_HAVE_VALGRIND
 	/*
 	 * memcheck only: it alone answers GET_VBITS (1 for an addressable
