@@ -905,26 +905,48 @@ __attribute__((weak)) void slub_malloc_pages_taken(unsigned long fresh)
  * zero: the caller prepares it (a compound block, or an extent's cut);
  * *zero: known zero.
  */
-static struct page *buddy_alloc(struct zone *z, gfp_t gfp, unsigned int order, bool *zero,
+/* @z's own lists (and the per-CPU ones if @use_pcp), growing it if it must. */
+static struct page *zone_alloc(struct zone *z, gfp_t gfp, unsigned int order, bool *zero,
+			       bool use_pcp, bool *full)
+{
+	struct page *page = use_pcp ? pcp_alloc(z, order, gfp & __GFP_ZERO, zero) : NULL;
+	for (int attempt = 0; !page && attempt < 2; attempt++) {
+		/* Second attempt: other CPUs' lists may hold what we need. */
+		if (attempt)
+			pcp_drain_zone(z);
+		pthread_mutex_lock(&z->lock);
+		page = zone_take_locked(z, order, gfp & __GFP_ZERO, zero);
+		*full |= z->full_until_ms != 0;
+		pthread_mutex_unlock(&z->lock);
+	}
+	return page;
+}
+
+/*
+ * A block of @order from *@zp, or, as the kernel's zonelist falls back, from
+ * the same zone of another node when that one has none and cannot grow (the
+ * OS refused a mapping, or address space ran out) -- unless __GFP_THISNODE.
+ * *@zp becomes the zone the block came from.
+ */
+static struct page *buddy_alloc(struct zone **zp, gfp_t gfp, unsigned int order, bool *zero,
 				bool use_pcp)
 {
 	slub_fork_handlers_check();
-	struct page *page = use_pcp ? pcp_alloc(z, order, gfp & __GFP_ZERO, zero) : NULL;
-	if (!page) {
-		bool full = false;
-		for (int attempt = 0; !page && attempt < 2; attempt++) {
-			/* Second attempt: other CPUs' lists may hold what we need. */
-			if (attempt)
-				pcp_drain_zone(z);
-			pthread_mutex_lock(&z->lock);
-			page = zone_take_locked(z, order, gfp & __GFP_ZERO, zero);
-			full = z->full_until_ms != 0;
-			pthread_mutex_unlock(&z->lock);
+	bool full = false;
+	struct page *page = zone_alloc(*zp, gfp, order, zero, use_pcp, &full);
+	if (unlikely(!page) && nr_node_ids > 1 && !(gfp & __GFP_THISNODE)) {
+		int home = (*zp)->node;
+		enum zone_type zt = (*zp)->type;
+		for (unsigned int i = 1; !page && i < nr_node_ids; i++) {
+			struct zone *z = &page_alloc_nodes[(home + (int)i) % (int)nr_node_ids].node_zones[zt];
+			page = zone_alloc(z, gfp, order, zero, false, &full);
+			if (page)
+				*zp = z;
 		}
-		if (unlikely(!page))
-			return alloc_failed(gfp, order, full ? "no address space left below 4 GiB"
-							     : "out of memory");
 	}
+	if (unlikely(!page))
+		return alloc_failed(gfp, order, full ? "no address space left below 4 GiB"
+						     : "out of memory");
 	/* No lock held: the malloc library may give mappings back from here. */
 	if (unlikely(slub_malloc_keeps_extents()))
 		slub_malloc_pages_taken(*zero ? 1UL << order : 0);
@@ -949,7 +971,7 @@ struct page *alloc_pages_node(int nid, gfp_t gfp, unsigned int order)
 		struct page *large = alloc_large(z, gfp, order);
 		return large || !(gfp & __GFP_NOFAIL) ? large : alloc_nofail(nid, gfp, order);
 	}
-	struct page *page = buddy_alloc(z, gfp, order, &zero, true);
+	struct page *page = buddy_alloc(&z, gfp, order, &zero, true);
 	if (unlikely(!page))
 		return gfp & __GFP_NOFAIL ? alloc_nofail(nid, gfp, order) : NULL;
 	prep_new_page(z, page, order);
@@ -1199,7 +1221,7 @@ struct page *alloc_pages_extent(gfp_t gfp, unsigned long nr, unsigned long align
 	 * dirty, while the next extent takes fresh pages (git log: 2x the RSS).
 	 * Without __GFP_ZERO: only the kept pages need clearing, not the rounding.
 	 */
-	struct page *block = buddy_alloc(z, gfp & ~__GFP_ZERO, order, &zero, false);
+	struct page *block = buddy_alloc(&z, gfp & ~__GFP_ZERO, order, &zero, false);
 	if (!block)
 		return NULL;
 	/* Re-cut the block: the extent's blocks first, then what goes back. */

@@ -321,6 +321,56 @@ static void churn_remote_frees(void)
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
+/*
+ * A node that has no free pages and cannot grow lends no page under
+ * __GFP_THISNODE; without it the page comes from another node, as the
+ * kernel's zonelist falls back.  Node 2 is run dry under an address-space
+ * limit while node 0 keeps free pages.
+ */
+#define DRY_MAX (1 << 17)
+static struct page *dry[DRY_MAX];
+
+static int drain_node_two(void)
+{
+	int n = 0;
+	while (n < DRY_MAX && (dry[n] = alloc_pages_node(2, GFP_KERNEL | __GFP_THISNODE |
+							 __GFP_NOWARN, 0)))
+		n++;
+	CHECK(n < DRY_MAX);			/* the limit stopped it */
+	struct page *page = alloc_pages_node(2, GFP_KERNEL | __GFP_THISNODE | __GFP_NOWARN, 0);
+	CHECK(page == NULL);
+	page = alloc_pages_node(2, GFP_KERNEL | __GFP_NOWARN, 0);
+	CHECK(page != NULL);
+	if (page) {
+		CHECK(page_to_nid(page) != 2);
+		__free_pages(page, 0);
+	}
+	/* The slab layer, the same way: a node-2 object from another node's page. */
+	struct kmem_cache *s = kmem_cache_create("numa-dry", 2048, 0, SLAB_NO_MERGE, NULL);
+	void *p = s ? kmem_cache_alloc_node(s, GFP_KERNEL | __GFP_NOWARN, 2) : NULL;
+	CHECK(p != NULL);
+	if (p) {
+		CHECK(object_nid(p) != 2);
+		kmem_cache_free(s, p);
+	}
+	CHECK(!s || kmem_cache_alloc_node(s, GFP_KERNEL | __GFP_THISNODE | __GFP_NOWARN, 2) == NULL);
+	return check_failures;
+}
+
+static void fallback_node(void)
+{
+	if (address_space_limited())
+		return;			/* the test sets its own */
+	/* Node 0: free pages to lend (allocated and given back). */
+	static struct page *pages[512];
+	for (int i = 0; i < 512; i++)
+		pages[i] = alloc_pages_node(0, GFP_KERNEL | __GFP_THISNODE, 0);
+	for (int i = 0; i < 512; i++)
+		if (pages[i])
+			__free_pages(pages[i], 0);
+	CHECK_EQ(child_under_address_limit(1 << 20, drain_node_two), 0);
+}
+
 /* No option: one node, and the figures name only N0. */
 static void one_node(void)
 {
@@ -350,5 +400,6 @@ int main(void)
 	RUN(remote_frees);
 	RUN(node_figures);
 	RUN(churn_remote_frees);
+	RUN(fallback_node);
 	return check_done();
 }
