@@ -238,6 +238,18 @@ static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, 
  * or the limit is reached, the zone's next block comes from a new section;
  * this one is tried again only while it is the zone's newest.
  */
+/*
+ * Pages mapped into region @r after it was made (it grew) take its node's
+ * policy too: with another policy they would be a VMA of their own, which
+ * one mremap cannot move with the rest (a realloc then copies).
+ */
+static void region_bind_range(const struct mem_region *r, void *addr, size_t size)
+{
+	if (nr_node_ids > 1 &&
+	    os_bind_node(addr, size, numa_phys_node(r->node)))
+		__atomic_add_fetch(&page_alloc_stats.bind_failures, 1, __ATOMIC_RELAXED);
+}
+
 static bool section_mapped_to(struct mem_region *r, uintptr_t end_idx)
 {
 	size_t want = end_idx << PAGE_SHIFT;
@@ -247,6 +259,7 @@ static bool section_mapped_to(struct mem_region *r, uintptr_t end_idx)
 	if (os_map_at(at, want - r->reserved_bytes, false))
 		return false;
 	os_no_huge_pages(at, want - r->reserved_bytes);
+	region_bind_range(r, at, want - r->reserved_bytes);
 	r->reserved_bytes = want;
 	__atomic_store_n(&r->nr_pages, end_idx - r->first_page, __ATOMIC_RELAXED);
 	return true;
@@ -1341,10 +1354,16 @@ static bool grow_large_in_place(struct mem_region *r, char *end, char *new_end)
 		char *from = end > reserved_end ? end : reserved_end;
 		if (os_map_at(from, (size_t)(new_end - from), true))
 			return false;
+		region_bind_range(r, from, (size_t)(new_end - from));
 		r->reserved_bytes = (uint64_t)(new_end - (char *)r);
 		new_end = from;
 	}
-	return end >= new_end || !os_commit_charged(end, (size_t)(new_end - end));
+	if (end >= new_end)
+		return true;
+	if (os_commit_charged(end, (size_t)(new_end - end)))
+		return false;
+	region_bind_range(r, end, (size_t)(new_end - end));
+	return true;
 }
 
 bool resize_pages_extent(struct page *page, unsigned long nr, unsigned long new_nr)

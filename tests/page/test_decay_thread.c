@@ -20,6 +20,7 @@
 #include "page/page_alloc.h"
 #include "base/os.h"
 #include "page/pcp.h"
+#include "page/local_zone.h"
 
 #define DECAY_MS 40
 #define NR_BLOCKS 16	/* order-4 blocks: 1 MiB */
@@ -52,7 +53,7 @@ static int decay_threads(void)
 
 static unsigned long pcp_pages(void)
 {
-	struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+	struct zone *z = local_zone(ZONE_NORMAL);
 	unsigned long n = pcp_lock_all(z);
 	pcp_unlock_all(z);
 	return n;
@@ -155,7 +156,7 @@ static void forks_wait_for_decays(void)
 {
 	enum { PAIRS = 64, ROUNDS = 6 };
 	static unsigned long blocks[2 * PAIRS];
-	struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+	struct zone *z = local_zone(ZONE_NORMAL);
 	int forks = 0, isolated = 0;
 	for (int r = 0; r < ROUNDS; r++) {
 		for (int i = 0; i < 2 * PAIRS; i++) {
@@ -230,7 +231,7 @@ static void idle_thread_backs_off(void)
 	 * wait for their decay it wakes 8 times a period.  Measure from when
 	 * nothing is left (the ramp up to 8 periods then wakes it 5 times).
 	 */
-	struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+	struct zone *z = local_zone(ZONE_NORMAL);
 	for (uint64_t end = os_now_ms() + 10000; os_now_ms() < end; sleep_ms(DECAY_MS)) {
 		pthread_mutex_lock(&z->lock);
 		unsigned long decayable = z->decayable_pages;
@@ -259,6 +260,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(decay_threads(), with_thread);
 	CHECK_EQ(slub_setup(NULL), 0);	/* a second start finds it running: still one */
 	CHECK_EQ(decay_threads(), with_thread);
+	stay_on_one_node();
 	fprintf(stderr, "== idle_after_frees\n");
 	idle_after_frees(with_thread);
 	if (with_thread) {

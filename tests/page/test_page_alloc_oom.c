@@ -14,6 +14,7 @@
 #include "base/os.h"
 #include "page/page_alloc.h"
 #include "base/report.h"
+#include "page/local_zone.h"
 
 static void *no_mmap(void *a, size_t l, int p, int f, int fd, off_t o)
 {
@@ -103,7 +104,7 @@ static unsigned long section_pages(struct zone *z)
 
 static void failure_when_a_zone_must_grow(void)
 {
-	struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+	struct zone *z = local_zone(ZONE_NORMAL);
 	struct mem_region *sections = z->sections;
 	unsigned long managed = section_pages(z);
 	unsigned long got[64];
@@ -141,7 +142,7 @@ static void commit_failure_leaks_nothing(void)
 	/* Use up the zone, then make the next section's commit fail. */
 	unsigned long got[64];
 	int n = 0;
-	struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+	struct zone *z = local_zone(ZONE_NORMAL);
 	while ((z->free_area[MAX_PAGE_ORDER].nr_free || z->managed_pages < section_pages(z)) &&
 	       n < 64)
 		got[n++] = __get_free_pages(GFP_KERNEL, MAX_PAGE_ORDER);
@@ -168,7 +169,7 @@ static void decommit_failure_keeps_blocks_dirty(void)
 	slub_os.madvise = no_madvise;
 	CHECK_EQ(slub_reclaim(), 0);
 	slub_os = slub_os_default;
-	struct zone *z = &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+	struct zone *z = local_zone(ZONE_NORMAL);
 	CHECK(z->dirty_pages > 0);
 	CHECK_EQ(page_alloc_validate(), 0);
 	/* A dirty block must be zeroed by hand for __GFP_ZERO. */
@@ -181,6 +182,7 @@ static void decommit_failure_keeps_blocks_dirty(void)
 
 int main(void)
 {
+	stay_on_one_node();
 	RUN(every_call_fails_cleanly);
 	/*
 	 * Both use a zone up and count on its sections being mapped whole,

@@ -17,13 +17,14 @@
 #include "base/os.h"
 #include "page/page_alloc.h"
 #include "page/pcp.h"
+#include "page/local_zone.h"
 
 #define DECAY_MS 200
 #define MIB (1UL << 20)
 
 static struct zone *normal(void)
 {
-	return &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+	return local_zone(ZONE_NORMAL);
 }
 
 static void fill_and_free(unsigned long nr_max_blocks, bool do_free, unsigned long *keep)
@@ -332,6 +333,7 @@ int main(int argc, char **argv)
 	char opt[64];
 	snprintf(opt, sizeof(opt), "slub_decay_ms=%d slub_dirty_ratio=%d", DECAY_MS, bound ? 8 : 0);
 	CHECK_EQ(slub_setup(opt), 0);
+	stay_on_one_node();
 	if (bound) {
 		RUN(pages_freed_below_the_peak_stay);
 		RUN(pages_freed_above_the_peak_go_back);

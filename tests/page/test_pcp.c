@@ -14,12 +14,13 @@
 #include "base/os.h"
 #include "page/page_alloc.h"
 #include "page/pcp.h"
+#include "page/local_zone.h"
 
 #define HIGH 8
 
 static struct zone *normal(void)
 {
-	return &page_alloc_nodes[0].node_zones[ZONE_NORMAL];
+	return local_zone(ZONE_NORMAL);
 }
 
 static unsigned long pcp_pages(void)
@@ -161,6 +162,7 @@ int main(int argc, char **argv)
 		return run_off();
 	self = argv[0];
 	CHECK_EQ(slub_setup(opt), 0);
+	stay_on_one_node();
 	RUN(lifo_on_one_cpu);
 	RUN(never_more_than_high);
 	RUN(dry_zone_drains_other_cpus);

@@ -26,9 +26,9 @@
  * stale; a spare's or a barn's is exact.
  *
  * Memory bound: each cache holds at most 2 sheaves per CPU it was used on
- * and SHEAF_BARN_MAX full sheaves in its barn, so at most
- * (2 * CPUs + SHEAF_BARN_MAX) * sheaf_capacity objects parked, plus the
- * sheaves themselves: that many and SHEAF_BARN_MAX empty ones more.
+ * and SHEAF_BARN_MAX full sheaves in each node's barn, so at most
+ * (2 * CPUs + nodes * SHEAF_BARN_MAX) * sheaf_capacity objects parked, plus
+ * the sheaves themselves: that many and nodes * SHEAF_BARN_MAX empty ones.
  *
  * Lock order: c->lock (slot) -> barn->lock -> n->list_lock (slab.h's 2, 2b, 3).
  * No sheaf is allocated or freed while a slot lock is held: the sheaves'

@@ -16,10 +16,28 @@
 #include "check.h"
 #include "slab/core/kmalloc.h"
 #include "base/os.h"
+#include "base/numa.h"
 #include "page/page_alloc.h"
 #include "base/report.h"
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
+
+/* Slabs and partial slabs of @s on every node (one, or numa=fake's). */
+static unsigned long all_slabs(struct kmem_cache *s)
+{
+	unsigned long n = 0;
+	for (unsigned int nid = 0; nid < nr_node_ids; nid++)
+		n += get_node(s, (int)nid)->nr_slabs;
+	return n;
+}
+
+static unsigned long all_partial(struct kmem_cache *s)
+{
+	unsigned long n = 0;
+	for (unsigned int nid = 0; nid < nr_node_ids; nid++)
+		n += get_node(s, (int)nid)->nr_partial;
+	return n;
+}
 
 struct thing {
 	unsigned long magic;
@@ -65,7 +83,7 @@ static void alloc_free_distinct(void)
 			kmem_cache_free(s, p[i]);
 	CHECK_EQ(slab_validate_cache(s), 0);
 	CHECK_EQ(kmem_cache_shrink(s), 0);	/* everything free: no slab left */
-	CHECK_EQ(get_node(s, 0)->nr_slabs, 0);
+	CHECK_EQ(all_slabs(s), 0);
 	free(p);
 	kmem_cache_destroy(s);
 	CHECK_EQ(slub_errors(), 0);
@@ -142,9 +160,9 @@ static void lazy_link_up(void)
 	CHECK(virt_to_slab(p[7]) == virt_to_slab(p[0]));
 	kmem_cache_flush_all(s);
 	CHECK(virt_to_slab(p[0])->freelist == NULL);
-	CHECK_EQ(get_node(s, 0)->nr_partial, 1);
+	CHECK_EQ(all_partial(s), 1);
 	kmem_cache_free(s, p[2]);
-	CHECK_EQ(get_node(s, 0)->nr_partial, 1);
+	CHECK_EQ(all_partial(s), 1);
 	CHECK_EQ(slab_validate_cache(s), 0);
 	/* Allocation takes it back: the freed object, then the rest of it. */
 	for (int i = 8; i < (int)objects + 1; i++)
@@ -179,7 +197,7 @@ static void constructor_runs_once_per_object(void)
 		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
 		CHECK_EQ(p[i]->magic, MAGIC);
 	}
-	unsigned long slabs = get_node(s, 0)->nr_slabs;
+	unsigned long slabs = all_slabs(s);
 	CHECK_EQ(ctor_calls, slabs * per_slab);
 	/* Reuse keeps the constructed state: no ctor call, magic intact. */
 	for (int i = 0; i < 300; i++)
@@ -191,7 +209,7 @@ static void constructor_runs_once_per_object(void)
 	}
 	if (ctor_calls != before)
 		fprintf(stderr, "   cpu %d, %u per slab, slabs %lu then %lu, node partial %lu\n",
-			sched_getcpu(), per_slab, slabs, get_node(s, 0)->nr_slabs, get_node(s, 0)->nr_partial);
+			sched_getcpu(), per_slab, slabs, all_slabs(s), all_partial(s));
 	CHECK_EQ(ctor_calls, before);
 	/* __GFP_ZERO with a constructor: warned about once, object left intact. */
 	unsigned long e = slub_errors();
@@ -644,6 +662,12 @@ static void lone_thread_keeps_one_slab(void)
 	if (run_on(a) && (x[0] = kmem_cache_alloc(s, GFP_KERNEL)) && run_on(b)) {
 		x[1] = kmem_cache_alloc(s, GFP_KERNEL);
 		slab_get_info(s, &info);
+		if (cpu_to_node((unsigned int)a) != cpu_to_node((unsigned int)b)) {
+			/* Other nodes (numa=fake): a local slab, as node_match asks. */
+			CHECK_EQ(info.num_slabs, 2);
+			CHECK_EQ(slab_nid(virt_to_slab(x[1])), cpu_to_node((unsigned int)b));
+			goto out;
+		}
 		CHECK_EQ(info.num_slabs, 1);
 		CHECK(virt_to_slab(x[1]) == virt_to_slab(x[0]));
 		/* And back: the slab moves again, still alone. */
@@ -655,6 +679,7 @@ static void lone_thread_keeps_one_slab(void)
 	} else {
 		fprintf(stderr, "   (could not move between CPUs %d and %d)\n", a, b);
 	}
+out:
 	sched_setaffinity(0, sizeof(old), &old);
 	for (int i = 0; i < 3; i++)
 		if (x[i])
@@ -691,8 +716,8 @@ static void hot_cache_slabs_populated(void)
 		obj[n] = kmem_cache_alloc(s, GFP_KERNEL);
 		if (!obj[n])
 			break;
-		if (get_node(s, 0)->nr_slabs > slabs) {
-			slabs = (unsigned int)get_node(s, 0)->nr_slabs;
+		if (all_slabs(s) > slabs) {
+			slabs = (unsigned int)all_slabs(s);
 			void *start = slab_address(virt_to_slab(obj[n]));
 			unsigned int pages = resident_pages(start, (unsigned int)(bytes / PAGE_SIZE));
 			if (slabs <= hot)
@@ -749,7 +774,7 @@ static void lazy_pages_populated(void)
 	fprintf(stderr, "   %u objects over %u pages: %llu page faults\n", objects, pages,
 		(unsigned long long)(after - before));
 	CHECK(after - before < pages / 2);	/* one a page without the calls */
-	CHECK_EQ(get_node(s, 0)->nr_slabs, 1);
+	CHECK_EQ(all_slabs(s), 1);
 	CHECK_EQ(resident_pages(start, pages), pages);
 	for (unsigned int i = 0; i < objects; i++)
 		kmem_cache_free(s, obj[i]);

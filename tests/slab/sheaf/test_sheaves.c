@@ -19,6 +19,16 @@
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
 
+
+/* A figure of @s summed over its nodes (one, or numa=fake's). */
+#define NODES_SUM(s, field)                                                      \
+	({                                                                       \
+		unsigned long __sum = 0;                                         \
+		for (unsigned int __nid = 0; __nid < nr_node_ids; __nid++)       \
+			__sum += READ_ONCE(get_node(s, (int)__nid)->field);      \
+		__sum;                                                           \
+	})
+
 static struct kmem_cache *sheaf_cache_create(const char *name, unsigned int size,
 					     unsigned int capacity)
 {
@@ -38,12 +48,12 @@ static void slot_counts(struct kmem_cache *s, unsigned int cpu, int *main, int *
 
 static unsigned int barn_full(struct kmem_cache *s)
 {
-	return READ_ONCE(get_node(s, 0)->barn.nr_full);
+	return (unsigned int)NODES_SUM(s, barn.nr_full);
 }
 
 static unsigned int barn_empty(struct kmem_cache *s)
 {
-	return READ_ONCE(get_node(s, 0)->barn.nr_empty);
+	return (unsigned int)NODES_SUM(s, barn.nr_empty);
 }
 
 /* The objects attribute: objects in use, parked ones not counted. */
@@ -67,16 +77,19 @@ static unsigned long parked_exact(struct kmem_cache *s, unsigned int *cpus)
 	pthread_mutex_lock(&slab_cpus.lock);
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 		pthread_mutex_lock(&cpu_slot(s, cpu)->lock);
-	pthread_mutex_lock(&get_node(s, 0)->barn.lock);
+	for (unsigned int nid = 0; nid < nr_node_ids; nid++)
+		pthread_mutex_lock(&get_node(s, (int)nid)->barn.lock);
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots) {
 		struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 		parked += READ_ONCE(c->sheaf_size) + (c->spare ? c->spare->size : 0);
 		(*cpus)++;
 	}
 	struct list_head *pos;
-	list_for_each(pos, &get_node(s, 0)->barn.sheaves_full)
-		parked += list_entry(pos, struct slab_sheaf, barn_list)->size;
-	pthread_mutex_unlock(&get_node(s, 0)->barn.lock);
+	for (unsigned int nid = 0; nid < nr_node_ids; nid++) {
+		list_for_each(pos, &get_node(s, (int)nid)->barn.sheaves_full)
+			parked += list_entry(pos, struct slab_sheaf, barn_list)->size;
+		pthread_mutex_unlock(&get_node(s, (int)nid)->barn.lock);
+	}
 	for_each_used_cpu(cpu, &slab_cpus, s->nr_cpu_slots)
 		pthread_mutex_unlock(&cpu_slot(s, cpu)->lock);
 	pthread_mutex_unlock(&slab_cpus.lock);
@@ -204,25 +217,25 @@ static void slow_path_steps(void)
 	for (int i = 1; i < CAP; i++)
 		p[k++] = kmem_cache_alloc(s, GFP_KERNEL);
 	/* Main and spare empty, the barn has no full sheaf: refill from the partial slabs. */
-	unsigned long partial_before = READ_ONCE(get_node(s, 0)->nr_partial);
-	unsigned long slabs_before = READ_ONCE(get_node(s, 0)->nr_slabs);
+	unsigned long partial_before = NODES_SUM(s, nr_partial);
+	unsigned long slabs_before = NODES_SUM(s, nr_slabs);
 	CHECK(partial_before > 0);
 	p[k++] = kmem_cache_alloc(s, GFP_KERNEL);
 	slot_counts(s, (unsigned int)cpu, &m, &sp);
 	CHECK(m == CAP - 1 && sp == 0);
-	CHECK_EQ(READ_ONCE(get_node(s, 0)->nr_slabs), slabs_before);
+	CHECK_EQ(NODES_SUM(s, nr_slabs), slabs_before);
 	/* The rest of the flushed objects, then a new slab when the partial ones run out. */
 	while (k < kept)
 		p[k++] = kmem_cache_alloc(s, GFP_KERNEL);
 	CHECK_EQ(objects_attr(s), N);
-	CHECK_EQ(READ_ONCE(get_node(s, 0)->nr_slabs), slabs_before);
+	CHECK_EQ(NODES_SUM(s, nr_slabs), slabs_before);
 	enum { MORE = 1000 };
 	static void *more[MORE];
 	int n = 0;
-	while (n < MORE && READ_ONCE(get_node(s, 0)->nr_slabs) == slabs_before)
+	while (n < MORE && NODES_SUM(s, nr_slabs) == slabs_before)
 		more[n++] = kmem_cache_alloc(s, GFP_KERNEL);
 	CHECK(n < MORE && n >= (int)(oo_objects(s->oo) * slabs_before) - N - 2 * CAP);
-	CHECK_EQ(READ_ONCE(get_node(s, 0)->nr_partial), 1);	/* the new slab, refilled from */
+	CHECK_EQ(NODES_SUM(s, nr_partial), 1);	/* the new slab, refilled from */
 	for (int i = 0; i < kept; i++)
 		for (int j = 0; j < n; j++)
 			CHECK(p[i] != more[j] && p_all[kept + i % (N - kept)] != more[j]);
@@ -234,7 +247,7 @@ static void slow_path_steps(void)
 	for (int i = kept; i < N; i++)
 		kmem_cache_free(s, p_all[i]);
 	CHECK_EQ(kmem_cache_shrink(s), 0);
-	CHECK_EQ(READ_ONCE(get_node(s, 0)->nr_slabs), 0);
+	CHECK_EQ(NODES_SUM(s, nr_slabs), 0);
 	kmem_cache_destroy(s);
 	sched_setaffinity(0, sizeof(old), &old);
 	CHECK_EQ(slub_errors(), 0);
@@ -372,19 +385,20 @@ static void *bound_worker(void *arg)
 }
 
 /*
- * (2 * CPUs + SHEAF_BARN_MAX) * capacity objects parked at most, and
- * 2 * CPUs + 2 * SHEAF_BARN_MAX sheaves, plus one each thread may hold
- * while it has no slot locked.
+ * (2 * CPUs + nodes * SHEAF_BARN_MAX) * capacity objects parked at most,
+ * and 2 * CPUs + 2 * nodes * SHEAF_BARN_MAX sheaves, plus one each thread
+ * may hold while it has no slot locked.
  */
 static void check_bound(unsigned long *worst)
 {
 	unsigned int cpus;
 	unsigned long parked = parked_exact(bound_cache, &cpus);
-	unsigned long bound = (2UL * cpus + SHEAF_BARN_MAX) * BOUND_CAP;
+	unsigned long barns = nr_node_ids * SHEAF_BARN_MAX;
+	unsigned long bound = (2UL * cpus + barns) * BOUND_CAP;
 	if (parked > *worst)
 		*worst = parked;
 	CHECK(parked <= bound);
-	CHECK(sheaf_count(bound_cache) <= 2UL * cpus + 2 * SHEAF_BARN_MAX + BOUND_THREADS);
+	CHECK(sheaf_count(bound_cache) <= 2UL * cpus + 2 * barns + BOUND_THREADS);
 }
 
 static void memory_bound(void)
@@ -405,7 +419,7 @@ static void memory_bound(void)
 	unsigned int cpus;
 	parked_exact(bound_cache, &cpus);
 	fprintf(stderr, "   %d threads, %u CPUs used: at most %lu objects parked (bound %lu), %lu sheaves\n",
-		BOUND_THREADS, cpus, worst, (2UL * cpus + SHEAF_BARN_MAX) * BOUND_CAP,
+		BOUND_THREADS, cpus, worst, (2UL * cpus + nr_node_ids * SHEAF_BARN_MAX) * BOUND_CAP,
 		sheaf_count(bound_cache));
 	CHECK(worst > 0);
 	CHECK_EQ(objects_attr(bound_cache), 0);
@@ -425,10 +439,10 @@ static void shrink_and_destroy_flush(void)
 	for (int i = 0; i < N; i++)
 		kmem_cache_free(s, p[i]);
 	CHECK(sheaf_parked(s) > 0);
-	CHECK(READ_ONCE(get_node(s, 0)->nr_slabs) > 0);	/* the parked objects keep slabs */
+	CHECK(NODES_SUM(s, nr_slabs) > 0);	/* the parked objects keep slabs */
 	CHECK_EQ(kmem_cache_shrink(s), 0);
 	CHECK_EQ(sheaf_parked(s), 0);
-	CHECK_EQ(READ_ONCE(get_node(s, 0)->nr_slabs), 0);
+	CHECK_EQ(NODES_SUM(s, nr_slabs), 0);
 	/* Destroyed straight after the frees: no report, every sheaf given back. */
 	struct kmem_cache *sheaves = s->sheaf_cache;
 	for (int i = 0; i < N; i++)
@@ -589,7 +603,7 @@ static void idle_decay(void)
 	for (int i = 0; i < 100; i++)
 		kmem_cache_free(s, p[i]);
 	CHECK(sheaf_parked(s) > 0);
-	unsigned long slabs = READ_ONCE(get_node(s, 0)->nr_slabs);
+	unsigned long slabs = NODES_SUM(s, nr_slabs);
 	if (thread) {
 		for (int ms = 0; ms < 5000 && sheaf_parked(s); ms += 10)
 			usleep(10000);
