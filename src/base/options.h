@@ -48,6 +48,8 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	  "objects a slab should hold (0: 4 * (fls(CPUs) + 1); 2.6.22 had 8)") \
 	X(slub_cpu_partial, "slub_cpu_partial", OPT_BOOL, 1, 0, 1,            \
 	  "keep a few partial slabs per CPU (CONFIG_SLUB_CPU_PARTIAL)")       \
+	X(partial_keep_kb, "slub_partial_keep_kb", OPT_INT, 1024, 0, 1048576, \
+	  "kmalloc's and malloc's caches keep emptied slabs on each node's partial list up to this many KiB (at least min_partial slabs); the decay thread gives them back") \
 	X(slub_rseq, "slub_rseq", OPT_BOOL, 1, 0, 1,                          \
 	  "per-CPU fast paths as rseq sequences when possible (0: cmpxchg16b)") \
 	X(sheaves, "slub_sheaves", OPT_INT, 0, 0, SLUB_SHEAVES_MAX,           \

@@ -909,6 +909,8 @@ __hidden void __slab_free(struct kmem_cache *s, struct slab *slab, void *object)
 __hidden bool kmem_cache_open(struct kmem_cache *s);
 __hidden void kmem_cache_flush_all(struct kmem_cache *s);
 __hidden int __kmem_cache_shrink(struct kmem_cache *s);
+/* Give back the empty partial slabs beyond min_partial; true if any went. */
+__hidden bool slab_trim_partial(struct kmem_cache *s);
 /* The slabs of every node of @s (0: none). */
 __hidden unsigned long slab_nr_slabs(struct kmem_cache *s);
 __hidden unsigned long __kmem_cache_release(struct kmem_cache *s);

@@ -402,6 +402,27 @@ static void discard_slabs(struct kmem_cache *s, struct slab *list)
 	}
 }
 
+/*
+ * Does node @n keep @slab, now empty, on its partial list?  The kernel's
+ * rule: while the list is shorter than min_partial.  kmalloc's and malloc's
+ * caches keep up to slub_partial_keep_kb of slabs there, so that a burst of
+ * objects freed and allocated again does not unmake and remake its slabs
+ * each time; the decay thread trims them back (slab_trim_partial).  List
+ * lock held.
+ */
+static bool node_keeps_empty(struct kmem_cache *s, struct kmem_cache_node *n,
+			     const struct slab *slab)
+{
+	unsigned long keep = READ_ONCE(s->min_partial);
+	if (READ_ONCE(s->flags) & SLAB_KMALLOC) {
+		unsigned long bytes = (unsigned long)slub_opt(partial_keep_kb) << 10;
+		unsigned long slabs = bytes >> (PAGE_SHIFT + slab->order);
+		if (slabs > keep)
+			keep = slabs;
+	}
+	return n->nr_partial < keep;
+}
+
 /* ---- freezing and unfreezing --------------------------------------------------- */
 
 /*
@@ -496,7 +517,7 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 	if (old_freelist)
 		stat(s, DEACTIVATE_REMOTE_FREES);
 	slab_lock(&n->list_lock);
-	if (!new.inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
+	if (!new.inuse && !node_keeps_empty(s, n, slab)) {
 		slab_unlock(&n->list_lock);
 		stat(s, DEACTIVATE_EMPTY);
 		discard_slab(s, slab);
@@ -527,7 +548,7 @@ static void put_partials(struct kmem_cache *s, struct slab *list)
 			n = slab_node(s, slab);
 			slab_lock(&n->list_lock);
 		}
-		if (!read_counters(slab).inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
+		if (!read_counters(slab).inuse && !node_keeps_empty(s, n, slab)) {
 			slab_next(slab) = discard;
 			discard = slab;
 		} else {
@@ -1359,7 +1380,7 @@ do_slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail, un
 		slab_unlock(&n->list_lock);
 		return;
 	}
-	if (!new.inuse && n->nr_partial >= READ_ONCE(s->min_partial)) {
+	if (!new.inuse && !node_keeps_empty(s, n, slab)) {
 		if (!was_full) {
 			remove_partial(n, slab);
 			stat(s, FREE_REMOVE_PARTIAL);
@@ -1634,6 +1655,33 @@ static void shrink_node(struct kmem_cache *s, struct kmem_cache_node *n)
 		}
 	pthread_mutex_unlock(&n->list_lock);
 	discard_slabs(s, discard);
+}
+
+bool slab_trim_partial(struct kmem_cache *s)
+{
+	bool trimmed = false;
+	for_each_kmem_cache_node(s, node, n) {
+		unsigned long min = READ_ONCE(s->min_partial);
+		struct slab *discard = NULL;
+		if (READ_ONCE(n->nr_partial) <= min)
+			continue;
+		pthread_mutex_lock(&n->list_lock);
+		/* Emptied slabs go to the tail: look there first. */
+		struct list_head *pos = n->partial.prev, *prev;
+		for (; pos != &n->partial && n->nr_partial > min; pos = prev) {
+			prev = pos->prev;
+			struct slab *slab = lru_slab(pos);
+			if (read_counters(slab).inuse)
+				continue;
+			remove_partial(n, slab);
+			slab_next(slab) = discard;
+			discard = slab;
+		}
+		pthread_mutex_unlock(&n->list_lock);
+		trimmed |= discard != NULL;
+		discard_slabs(s, discard);
+	}
+	return trimmed;
 }
 
 unsigned long slab_nr_slabs(struct kmem_cache *s)

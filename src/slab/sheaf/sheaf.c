@@ -685,8 +685,13 @@ bool slub_slab_idle_tick(uint64_t now_ms)
 	bool flushed = false;
 	struct list_head *pos;
 	pthread_mutex_lock(&slab_caches_lock);
-	list_for_each(pos, &slab_caches)
-		idle_cache(list_entry(pos, struct kmem_cache, list), &flushed);
+	list_for_each(pos, &slab_caches) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		idle_cache(s, &flushed);
+		/* The emptied slabs a kmalloc cache kept (node_keeps_empty). */
+		if ((READ_ONCE(s->flags) & SLAB_KMALLOC) && slab_trim_partial(s))
+			flushed = true;
+	}
 	pthread_mutex_unlock(&slab_caches_lock);
 	return flushed;
 }

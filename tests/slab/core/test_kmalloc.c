@@ -10,7 +10,11 @@
 
 #include <slub.h>
 #include "check.h"
+#include "base/numa.h"
+#include "base/options.h"
 #include "base/report.h"
+#include "base/os.h"
+#include "page/decay_thread.h"
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
 
@@ -193,6 +197,67 @@ static void racing_double_free_large(void)
 	check_racing_frees(make_large, kfree_it, ksize_it, RACE_ROUNDS);
 }
 
+/* Empty slabs on the partial lists of every node of @s. */
+static unsigned long empty_partial(struct kmem_cache *s)
+{
+	unsigned long n = 0;
+	for_each_kmem_cache_node(s, node, kn) {
+		struct list_head *pos;
+		pthread_mutex_lock(&kn->list_lock);
+		list_for_each(pos, &kn->partial)
+			n += !read_counters(lru_slab(pos)).inuse;
+		pthread_mutex_unlock(&kn->list_lock);
+	}
+	return n;
+}
+
+/* Allocate and free a burst of @n objects of 2 KiB from @s (NULL: kmalloc). */
+static void burst(struct kmem_cache *s, unsigned int n)
+{
+	static void *p[2048];
+	for (unsigned int i = 0; i < n; i++)
+		p[i] = s ? kmem_cache_alloc(s, GFP_KERNEL) : kmalloc(2048, GFP_KERNEL);
+	for (unsigned int i = 0; i < n; i++)
+		s ? kmem_cache_free(s, p[i]) : kfree(p[i]);
+}
+
+/*
+ * A kmalloc cache keeps the slabs a burst of frees emptied, up to
+ * slub_partial_keep_kb per node (1 MiB: 32 slabs of 32 KiB), where another
+ * cache keeps min_partial; the decay's trim gives the extra back.
+ */
+static void emptied_slabs_kept(void)
+{
+	void *first = kmalloc(2048, GFP_KERNEL);
+	struct kmem_cache *s = virt_to_slab(first)->slab_cache;
+	kfree(first);
+	unsigned long keep = ((unsigned long)slub_opt(partial_keep_kb) << 10) >>
+			     (PAGE_SHIFT + oo_order(s->oo));
+	if (keep < s->min_partial)
+		keep = s->min_partial;
+	CHECK(keep > s->min_partial);		/* 32 against 5 */
+	burst(NULL, 2048);			/* 128 slabs */
+	kmem_cache_flush_all(s);		/* cpu slabs and sheaves to the lists */
+	unsigned long kept = empty_partial(s);
+	CHECK(kept <= keep * nr_node_ids);
+	CHECK(kept > s->min_partial);
+	CHECK(slab_trim_partial(s));
+	CHECK(empty_partial(s) <= s->min_partial * nr_node_ids);
+	CHECK(!slab_trim_partial(s));		/* nothing more to give */
+	/* The decay thread's tick trims them (called here, not waited for). */
+	burst(NULL, 2048);
+	kmem_cache_flush_all(s);
+	CHECK(empty_partial(s) > s->min_partial);
+	CHECK(slub_slab_idle_tick(os_now_ms()));
+	CHECK(empty_partial(s) <= s->min_partial * nr_node_ids);
+
+	struct kmem_cache *plain = kmem_cache_create("plain-2k", 2048, 0, SLAB_NO_MERGE, NULL);
+	burst(plain, 2048);
+	kmem_cache_flush_all(plain);
+	CHECK(empty_partial(plain) <= plain->min_partial * nr_node_ids);
+	kmem_cache_destroy(plain);
+}
+
 int main(void)
 {
 	RUN(size_classes);
@@ -203,6 +268,7 @@ int main(void)
 	RUN(dma);
 	RUN(bad_pointers);
 	RUN(racing_double_free_large);
+	RUN(emptied_slabs_kept);
 	CHECK_EQ(slab_validate_all(), 0);
 	return check_done();
 }
