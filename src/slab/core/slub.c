@@ -1525,11 +1525,20 @@ static unsigned int take_objects(struct kmem_cache *s, struct slab *slab, void *
 		unsigned int k = 0;
 		void *next = head;
 		bool cut = false;
+		/*
+		 * slab_object_valid() with its slab's start and built hoisted: the
+		 * stores to @p may alias them for the compiler, which then looked the
+		 * start up again for every object.  built holds still here (list lock).
+		 */
+		uintptr_t first = (uintptr_t)slab_address(slab) + s->red_left_pad;
+		unsigned int built = old.built;
 		while (next && k < max) {
 			void *object = next;
+			uint64_t idx;
 			p[k++] = object;
 			next = get_freepointer(s, object);
-			if (unlikely(next && !slab_object_valid(s, slab, next))) {
+			if (unlikely(next && !(slab_offset_index(s, (uintptr_t)next - first, &idx) &&
+					       idx < built))) {
 				slab_corrupt_freepointer(s, slab, object, next);
 				next = NULL;
 				cut = true;

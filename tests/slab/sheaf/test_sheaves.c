@@ -706,6 +706,38 @@ static void fork_with_sheaves(void)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * A free pointer overwritten in a partial slab (a write after free) is
+ * caught when a refill pops the object before it: reported once, the
+ * freelist cut there, and only the slab's own objects handed out.
+ */
+static void refill_checks_free_pointers(void)
+{
+	struct kmem_cache *s = sheaf_cache_create("sheaf-corrupt", 64, 4);
+	void *p[16], *q[8];
+	for (int i = 0; i < 16; i++)
+		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	struct slab *slab = virt_to_slab(p[0]);
+	for (int i = 0; i < 16; i++)
+		kmem_cache_free(s, p[i]);
+	kmem_cache_flush_all(s);	/* every object back on its slab's freelist */
+	void *head = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
+	CHECK(head != NULL);
+	if (!head)
+		return;
+	set_freepointer(s, head, (char *)head + 8);	/* inside an object, not at one */
+	unsigned long errors = slub_errors();
+	for (int i = 0; i < 8; i++) {
+		q[i] = kmem_cache_alloc(s, GFP_KERNEL);
+		CHECK(q[i] != NULL && q[i] != (char *)head + 8);
+		CHECK(!q[i] || slab_object_valid(s, virt_to_slab(q[i]), q[i]));
+	}
+	CHECK_EQ(slub_errors(), errors + 1);
+	for (int i = 0; i < 8; i++)
+		kmem_cache_free(s, q[i]);
+	/* The objects after the cut stay counted in use: destroy would report them. */
+}
+
 int main(void)
 {
 	kfree(kmalloc(8, GFP_KERNEL));	/* start the slab layer */
@@ -715,6 +747,7 @@ int main(void)
 	RUN(option);
 	RUN(debug_caches_have_none);
 	RUN(double_free_parked);
+	RUN(refill_checks_free_pointers);
 	RUN(shrink_and_destroy_flush);
 	RUN(attributes);
 	RUN(idle_decay);
