@@ -64,12 +64,18 @@ declare -A cmds=(
   [xz-threads]="xz -T2 -2 --block-size=1MiB -c part.txt"
   [git]="bash repo.sh"
   [sqlite]="sqlite3 :memory: <q.sql"
+  # Threaded interpreters: objects allocated in one thread, freed in another.
+  [perl-threads]="perl $src/bench/threads_workload.pl"
+  [python-threads]="$python $src/bench/threads_workload.py"
 )
-programs=(python python-malloc sort sort-parallel gzip xz-threads git gcc sqlite)
+programs=(python python-malloc sort sort-parallel gzip xz-threads git gcc sqlite perl-threads
+          python-threads)
+# PROGRAMS="a b ..." runs only those.
+if [ -n "${PROGRAMS:-}" ]; then read -r -a programs <<<"$PROGRAMS"; fi
 # gcc: five of our own files, one by one (-o needs one input).  The paths
 # follow src/'s layers: a file moved must be moved here too, or the run stops
 # at gcc with its error (below).
-cmds[gcc]="for f in slab/slub page/page_alloc slab/kmalloc malloc/malloc slab/slab_common; do gcc -O2 -I$src/include -I$src/src -c $src/src/\$f.c -o /dev/null || exit 1; done"
+cmds[gcc]="for f in slab/core/slub page/page_alloc slab/core/kmalloc malloc/malloc slab/core/slab_common; do gcc -O2 -I$src/include -I$build/include -I$src/src -c $src/src/\$f.c -o /dev/null || exit 1; done"
 
 declare -A best_t peak_r round_t round_r
 order=("${names[@]}" glibc-again "${variants[@]}")
