@@ -10,6 +10,9 @@ use threads;
 use Thread::Queue;
 
 my $q = Thread::Queue->new();
+# Bounded, as the Python one: else how far the producer runs ahead (the
+# scheduler's choice) decides the peak RSS, 10 to 90 MiB here.
+$q->limit = 1000;
 my @workers = map {
 	threads->create(sub {
 		my $n = 0;
