@@ -251,6 +251,12 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	 */
 	if (unlikely(s->refcount < 0))
 		flags |= __GFP_NOINJECT;
+	/*
+	 * A slab is of the node it is made for: that node's counts and lists,
+	 * and the refills that follow (sheaves), assume so.  The page
+	 * allocator's fallback to another node stays off here.
+	 */
+	flags |= __GFP_THISNODE;
 
 	/*
 	 * Try the preferred order quietly, then the smallest that fits one;
