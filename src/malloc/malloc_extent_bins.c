@@ -18,15 +18,17 @@
  * (slub_malloc_pages_taken), as the cache of mappings does.  Kept pages
  * are counted in page_alloc_stats.binned, shown as kept for reuse.
  *
- * Locks: one mutex per bin, only ever tried (a thread whose holder is
+ * Locks: one per bin, only ever tried (a thread whose holder is
  * preempted, or a signal handler that interrupted it, goes to the buddy
- * lists instead); nothing else is taken while it is held.  fork() takes
- * them all (the handlers below).
+ * lists instead); nothing else is taken while it is held.  A word taken
+ * by an exchange and let go by a store, not a mutex: a mutex's unlock is a
+ * second locked instruction, and the pair's atomics were most of its cost.
+ * fork() takes them all (the handlers below).
  */
 #define _GNU_SOURCE
 #include "malloc/malloc_extent_bins.h"
 
-#include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "base/options.h"
@@ -43,14 +45,22 @@ struct bin_entry {
 
 /* Entries [0, count): the oldest at the bottom, the last freed on top. */
 struct extent_bin {
-	pthread_mutex_t lock;
+	int locked;		/* only tried (bin_trylock), except by fork() */
 	unsigned int count;	/* written under lock, read without it as a hint */
 	struct bin_entry slot[EXTENT_BIN_SLOTS];
 } __attribute__((aligned(64)));
 
-static struct extent_bin bins[MAX_PAGE_ORDER + 1] = {
-	[0 ... MAX_PAGE_ORDER] = { .lock = PTHREAD_MUTEX_INITIALIZER },
-};
+static struct extent_bin bins[MAX_PAGE_ORDER + 1];
+
+static bool bin_trylock(struct extent_bin *b)
+{
+	return !__atomic_exchange_n(&b->locked, 1, __ATOMIC_ACQUIRE);
+}
+
+static void bin_unlock(struct extent_bin *b)
+{
+	__atomic_store_n(&b->locked, 0, __ATOMIC_RELEASE);
+}
 
 /* No entry is due for the decay before this (ms); UINT64_MAX: none kept. */
 static uint64_t bins_due_ms = UINT64_MAX;
@@ -69,12 +79,12 @@ static void due_no_later(uint64_t when)
 		;
 }
 
-static void account(unsigned long nr, bool in)
+/* Under @b's lock: its word of page_alloc_stats.binned has no other writer. */
+static void account(struct extent_bin *b, unsigned long nr, bool in)
 {
-	if (in)
-		__atomic_add_fetch(&page_alloc_stats.binned, BINNED_ONE(nr), __ATOMIC_RELAXED);
-	else
-		__atomic_sub_fetch(&page_alloc_stats.binned, BINNED_ONE(nr), __ATOMIC_RELAXED);
+	unsigned long *word = &page_alloc_stats.binned[b - bins];
+	unsigned long v = __atomic_load_n(word, __ATOMIC_RELAXED);
+	__atomic_store_n(word, in ? v + BINNED_ONE(nr) : v - BINNED_ONE(nr), __ATOMIC_RELAXED);
 }
 
 static void remove_entries(struct extent_bin *b, unsigned int at, unsigned int n)
@@ -93,15 +103,15 @@ bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_ms)
 		return false;	/* racing puts may pass this together: a bound, not a limit */
 	slub_fork_handlers_check();
 	struct extent_bin *b = bin_of(nr);
-	if (pthread_mutex_trylock(&b->lock))
+	if (!bin_trylock(b))
 		return false;
 	bool kept = b->count < EXTENT_BIN_SLOTS;
 	if (kept) {
 		b->slot[b->count] = (struct bin_entry){ page, nr, now_ms };
 		WRITE_ONCE(b->count, b->count + 1);
-		account(nr, true);
+		account(b, nr, true);
 	}
-	pthread_mutex_unlock(&b->lock);
+	bin_unlock(b);
 	if (kept)
 		due_no_later(now_ms + decay);
 	return kept;
@@ -112,7 +122,7 @@ struct page *extent_bins_take(unsigned long nr, unsigned long *have)
 	if (nr < 2)
 		return NULL;
 	struct extent_bin *b = bin_of(nr);
-	if (!READ_ONCE(b->count) || pthread_mutex_trylock(&b->lock))
+	if (!READ_ONCE(b->count) || !bin_trylock(b))
 		return NULL;
 	struct page *page = NULL;
 	unsigned int low = b->count > TAKE_LOOK ? b->count - TAKE_LOOK : 0;
@@ -126,12 +136,11 @@ struct page *extent_bins_take(unsigned long nr, unsigned long *have)
 			page = b->slot[i].page;
 			*have = nr;
 			remove_entries(b, i, 1);
+			account(b, nr, false);
 			break;
 		}
 	}
-	pthread_mutex_unlock(&b->lock);
-	if (page)
-		account(*have, false);
+	bin_unlock(b);
 	return page;
 }
 
@@ -145,7 +154,7 @@ static unsigned int take_oldest(struct extent_bin *b, struct bin_entry *out, uns
 				uint64_t *next)
 {
 	*next = UINT64_MAX;
-	if (!READ_ONCE(b->count) || pthread_mutex_trylock(&b->lock)) {
+	if (!READ_ONCE(b->count) || !bin_trylock(b)) {
 		if (READ_ONCE(b->count))
 			*next = now + 1;	/* busy: look again soon */
 		return 0;
@@ -155,11 +164,11 @@ static unsigned int take_oldest(struct extent_bin *b, struct bin_entry *out, uns
 		n++;
 	memcpy(out, b->slot, n * sizeof(*out));
 	remove_entries(b, 0, n);
+	for (unsigned int i = 0; i < n; i++)
+		account(b, out[i].nr, false);
 	if (b->count)
 		*next = b->slot[0].when + (uint64_t)slub_opt(decay_ms);
-	pthread_mutex_unlock(&b->lock);
-	for (unsigned int i = 0; i < n; i++)
-		account(out[i].nr, false);
+	bin_unlock(b);
 	return n;
 }
 
@@ -208,35 +217,33 @@ bool extent_bins_hold(const void *p)
 	bool found = false;
 	for (int o = 0; o <= MAX_PAGE_ORDER && !found; o++) {
 		struct extent_bin *b = &bins[o];
-		if (!READ_ONCE(b->count) || pthread_mutex_trylock(&b->lock))
+		if (!READ_ONCE(b->count) || !bin_trylock(b))
 			continue;
 		for (unsigned int i = 0; i < b->count && !found; i++) {
 			uintptr_t start = (uintptr_t)memmap_page_address(b->slot[i].page);
 			/* The first page: a debug extent's pointer lies past its header. */
 			found = (uintptr_t)p >= start && (uintptr_t)p < start + PAGE_SIZE;
 		}
-		pthread_mutex_unlock(&b->lock);
+		bin_unlock(b);
 	}
 	return found;
 }
 
-/* fork(): every bin locked in order across it; the child's locks made new. */
+/*
+ * fork(): every bin locked across it (a holder keeps one for a few dozen
+ * instructions: yield until it lets go); both sides let them go after.
+ */
 static void bins_fork_prepare(void)
 {
 	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
-		pthread_mutex_lock(&bins[o].lock);
+		while (!bin_trylock(&bins[o]))
+			sched_yield();
 }
 
 static void bins_fork_parent(void)
 {
 	for (int o = MAX_PAGE_ORDER; o >= 0; o--)
-		pthread_mutex_unlock(&bins[o].lock);
-}
-
-static void bins_fork_child(void)
-{
-	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
-		pthread_mutex_init(&bins[o].lock, NULL);
+		bin_unlock(&bins[o]);
 }
 slub_initcall(extent_bins_initcall, .fork_level = FORK_PAGE, .fork_prepare = bins_fork_prepare,
-	      .fork_parent = bins_fork_parent, .fork_child = bins_fork_child);
+	      .fork_parent = bins_fork_parent, .fork_child = bins_fork_parent);

@@ -85,8 +85,12 @@ struct page_alloc_stats {
 	unsigned long extent_pages;
 	unsigned long idle_extents;	/* of those, mappings freed and kept for reuse (malloc) */
 	unsigned long idle_extent_pages;
-	/* Of those, freed buddy extents in malloc's bins: count << 32 | pages (one add). */
-	unsigned long binned;
+	/*
+	 * Of those, freed buddy extents in malloc's bins, one word per bin
+	 * (count << 32 | pages), written only by the holder of its bin's lock:
+	 * a plain store, no locked add on the free and malloc of a block.
+	 */
+	unsigned long binned[MAX_PAGE_ORDER + 1];
 	unsigned long remapped_extents;	/* moved by remap_pages_extent() (totals) */
 	unsigned long remapped_pages;
 	unsigned long split_extents;	/* made by split_pages_extent() (totals) */
@@ -165,21 +169,28 @@ __hidden struct page *split_pages_extent(struct page *page, unsigned long nr,
  */
 __hidden void slub_malloc_pages_taken(unsigned long fresh);
 
-/* page_alloc_stats.binned: what one extent of @nr pages adds, and the two halves. */
+/* page_alloc_stats.binned[]: what one extent of @nr pages adds, and the sums of the halves. */
 #define BINNED_ONE(nr)		((1UL << 32) + (nr))
+static inline unsigned long binned_sum(void)
+{
+	unsigned long sum = 0;	/* no half overflows: 64 entries a bin, 64 MiB in all */
+	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
+		sum += READ_ONCE(page_alloc_stats.binned[o]);
+	return sum;
+}
 static inline unsigned long binned_extents(void)
 {
-	return READ_ONCE(page_alloc_stats.binned) >> 32;
+	return binned_sum() >> 32;
 }
 static inline unsigned long binned_extent_pages(void)
 {
-	return READ_ONCE(page_alloc_stats.binned) & 0xffffffffUL;
+	return binned_sum() & 0xffffffffUL;
 }
 
 /* Does the malloc library keep freed extents (mappings or buddy extents)? */
 static inline bool slub_malloc_keeps_extents(void)
 {
-	return READ_ONCE(page_alloc_stats.idle_extents) | READ_ONCE(page_alloc_stats.binned);
+	return READ_ONCE(page_alloc_stats.idle_extents) | binned_sum();
 }
 
 /* Return every per-CPU list's pages to the buddy lists. */
