@@ -17,7 +17,8 @@ set -u
 # Deliberate weak hooks: the malloc library's (or the slab layer's) share
 # of work a lower layer does, absent from libslub.so.
 hooks=" slub_malloc_idle_tick slub_slab_idle_tick slub_malloc_pages_taken \
-slub_malloc_slab_grown slub_leak_collect_extents slub_exit_validate_extents slub_malloc_library "
+slub_malloc_slab_grown slub_leak_collect_extents slub_exit_validate_extents slub_malloc_library \
+slub_malloc_pcp_kept "
 libc=$(nm -D --defined-only "$(${CC:-cc} -print-file-name=libc.so.6)" 2>/dev/null |
 	awk '{sub(/@.*/, "", $3); printf " %s", $3} END {print " "}')
 [ $# -gt 0 ] || { echo "usage: $0 DIR..." >&2; exit 2; }

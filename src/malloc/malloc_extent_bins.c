@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include "malloc/malloc_extent_bins.h"
+#include "malloc/malloc_extent_pcp.h"
 
 #include <sched.h>
 #include <string.h>
@@ -71,7 +72,7 @@ static struct extent_bin *bin_of(unsigned long nr)
 	return &bins[64 - __builtin_clzl(nr - 1)];
 }
 
-static void due_no_later(uint64_t when)
+void extent_bins_due(uint64_t when)
 {
 	uint64_t cur = __atomic_load_n(&bins_due_ms, __ATOMIC_RELAXED);
 	while (when < cur && !__atomic_compare_exchange_n(&bins_due_ms, &cur, when, true,
@@ -99,7 +100,7 @@ bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_ms)
 	uint64_t decay = (uint64_t)slub_opt(decay_ms);
 	/* decay 0 asks for nothing to be kept. */
 	if (!decay || nr < 2 || nr > MAX_ORDER_NR_PAGES ||
-	    binned_extent_pages() + nr > EXTENT_BINS_MAX_PAGES)
+	    (binned_sum() & 0xffffffffUL) + nr > EXTENT_BINS_MAX_PAGES)
 		return false;	/* racing puts may pass this together: a bound, not a limit */
 	slub_fork_handlers_check();
 	struct extent_bin *b = bin_of(nr);
@@ -113,7 +114,7 @@ bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_ms)
 	}
 	bin_unlock(b);
 	if (kept)
-		due_no_later(now_ms + decay);
+		extent_bins_due(now_ms + decay);
 	return kept;
 }
 
@@ -185,11 +186,12 @@ static __noinline void expire_slow(uint64_t now_ms)
 	for (int o = 0; o <= MAX_PAGE_ORDER; o++) {
 		uint64_t next;
 		unsigned int n = take_oldest(&bins[o], out, EXTENT_BIN_SLOTS, waited_decay, now_ms, &next);
-		due_no_later(next);
+		extent_bins_due(next);
 		/* A decay period unused: back to the OS, not only to the buddy lists. */
 		for (unsigned int i = 0; i < n; i++)
 			release_pages_extent(out[i].page, out[i].nr);
 	}
+	extent_bins_due(extent_pcp_expire(now_ms));
 }
 
 void extent_bins_expire(uint64_t now_ms)
@@ -198,9 +200,18 @@ void extent_bins_expire(uint64_t now_ms)
 		expire_slow(now_ms);
 }
 
+static void give_to_buddy(struct page *page, unsigned long nr)
+{
+	free_pages_extent(page, nr);
+}
+
 void extent_bins_drain(unsigned long pages)
 {
 	struct bin_entry out[EXTENT_BIN_SLOTS];
+	/* This CPU's kept extent first (every CPU's for all): dirty, to the buddy lists. */
+	unsigned long given = extent_pcp_drain(pages == ULONG_MAX, give_to_buddy);
+	if (pages != ULONG_MAX)
+		pages = given < pages ? pages - given : 0;
 	for (int o = MAX_PAGE_ORDER; o >= 0 && pages; o--) {
 		uint64_t next;
 		unsigned int n = take_oldest(&bins[o], out, EXTENT_BIN_SLOTS, NULL, 0, &next);
@@ -214,7 +225,7 @@ void extent_bins_drain(unsigned long pages)
 
 bool extent_bins_hold(const void *p)
 {
-	bool found = false;
+	bool found = extent_pcp_holds(p);
 	for (int o = 0; o <= MAX_PAGE_ORDER && !found; o++) {
 		struct extent_bin *b = &bins[o];
 		if (!READ_ONCE(b->count) || !bin_trylock(b))

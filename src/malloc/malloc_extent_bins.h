@@ -23,11 +23,19 @@ __hidden bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_
  * are as the last owner left them (dirty).
  */
 __hidden struct page *extent_bins_take(unsigned long nr, unsigned long *have);
-/* Give back what has waited a decay period by @now_ms (cheap when nothing is due). */
+/* The CPUs' kept extents (malloc_extent_pcp.h) fall due no later than @when (ms). */
+__hidden void extent_bins_due(uint64_t when);
+/*
+ * Give back what has waited a decay period by @now_ms, in the bins and
+ * the CPUs' slots (cheap when nothing is due).
+ */
 __hidden void extent_bins_expire(uint64_t now_ms);
-/* Give back kept extents, the oldest first, until @pages pages went (ULONG_MAX: all). */
+/*
+ * Give back kept extents, this CPU's and then the bins' oldest first,
+ * until @pages pages went (ULONG_MAX: all, every CPU's too).
+ */
 __hidden void extent_bins_drain(unsigned long pages);
-/* Is @p the start of an extent a bin keeps (a free of it is a double free)? */
+/* Is @p the start of an extent a bin or a CPU keeps (a free of it is a double free)? */
 __hidden bool extent_bins_hold(const void *p);
 
 #endif

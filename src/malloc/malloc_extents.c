@@ -7,8 +7,9 @@
  * their own, which realloc resizes in place and which a small cache of
  * recently freed ones saves from being unmapped and faulted in again when
  * a program frees a big buffer and asks for big buffers again.  Freed
- * buddy extents wait in bins for the next malloc of their size
- * (malloc_extent_bins.c), not merged into the buddy lists.
+ * buddy extents wait for the next malloc of their size, not merged into
+ * the buddy lists: one per CPU (malloc_extent_pcp.h), the rest in bins
+ * (malloc_extent_bins.c).
  */
 #define _GNU_SOURCE
 #include "malloc/malloc_extents.h"
@@ -25,6 +26,7 @@
 #include "malloc/malloc_classes.h"
 #include "malloc/malloc_debug.h"
 #include "malloc/malloc_extent_bins.h"
+#include "malloc/malloc_extent_pcp.h"
 
 /*
  * The cache: a few freed mappings, 128 MiB at most, each in a slot taken
@@ -237,7 +239,7 @@ void slub_malloc_pages_taken(unsigned long fresh)
 	int saved_errno = errno;
 	uint64_t now = os_now_ms();
 	extent_bins_expire(now);
-	if (fresh && binned_sum())
+	if (fresh && (binned_sum() || READ_ONCE(page_alloc_stats.pcp_extents_used)))
 		extent_bins_drain(fresh);	/* to the buddy lists: the next blocks come from them */
 	extent_cache_expire(now);
 	for (int i = 0; i < EXTENT_CACHE_SLOTS && fresh; i++) {
@@ -264,7 +266,7 @@ bool slub_malloc_idle_tick(uint64_t now_ms)
 	if (READ_ONCE(page_alloc_stats.idle_extents))
 		extent_cache_expire(now_ms);
 	extent_bins_expire(now_ms);
-	return slub_malloc_keeps_extents();
+	return READ_ONCE(page_alloc_stats.idle_extents) || binned_sum() || slub_malloc_pcp_kept();
 }
 
 void extent_cache_drain(void)
@@ -295,8 +297,10 @@ void *extent_alloc_pages(size_t size, size_t align, gfp_t gfp)
 	struct page *page = NULL;
 	/* A calloc takes fresh or decommitted pages, as below, not a bin's dirty ones. */
 	if (nr <= MAX_ORDER_NR_PAGES && align <= PAGE_SIZE && !(gfp & __GFP_ZERO)) {
-		unsigned long have;
-		page = extent_bins_take(nr, &have);
+		unsigned long have = nr;
+		page = extent_pcp_take(nr);
+		if (!page)
+			page = extent_bins_take(nr, &have);
 		if (page) {
 			page->nr_extent_pages = have;
 			/* No other writer: a plain store, not a locked or. */
@@ -432,6 +436,16 @@ bool extent_free(void *p, const char *caller)
 	return extent_report_freed(p, caller);
 }
 
+/* This CPU's slot keeps @page for the next malloc of its size here (decay 0: nothing kept). */
+static bool keep_extent(struct page *page, unsigned long nr, uint64_t now)
+{
+	uint64_t decay = (uint64_t)slub_opt(decay_ms);
+	if (!decay || !extent_pcp_put(page, nr, now))
+		return false;
+	extent_bins_due(now + decay);
+	return true;
+}
+
 bool extent_free_pages(void *p)
 {
 	unsigned long nr;
@@ -444,6 +458,8 @@ bool extent_free_pages(void *p)
 		extent_cache_return(page, now);	/* whatever its size: the cache costs no peak */
 	else if (release)
 		release_pages_extent(page, nr);
+	else if (keep_extent(page, nr, now))
+		;
 	else if (!extent_bins_put(page, nr, now))
 		extent_release(page);
 	extent_bins_expire(now);

@@ -913,6 +913,11 @@ __attribute__((weak)) void slub_malloc_pages_taken(unsigned long fresh)
 	(void)fresh;
 }
 
+__attribute__((weak)) unsigned long slub_malloc_pcp_kept(void)
+{
+	return 0;
+}
+
 /*
  * A buddy block of @order (<= MAX_PAGE_ORDER) from @z, its descriptors all
  * zero: the caller prepares it (a compound block, or an extent's cut);

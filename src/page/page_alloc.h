@@ -91,6 +91,7 @@ struct page_alloc_stats {
 	 * a plain store, no locked add on the free and malloc of a block.
 	 */
 	unsigned long binned[MAX_PAGE_ORDER + 1];
+	unsigned long pcp_extents_used;	/* malloc keeps extents per CPU (set once) */
 	unsigned long remapped_extents;	/* moved by remap_pages_extent() (totals) */
 	unsigned long remapped_pages;
 	unsigned long split_extents;	/* made by split_pages_extent() (totals) */
@@ -178,19 +179,31 @@ static inline unsigned long binned_sum(void)
 		sum += READ_ONCE(page_alloc_stats.binned[o]);
 	return sum;
 }
+/*
+ * The malloc library's extents kept one per CPU, as count << 32 | pages
+ * (weak: none in libslub.so).  A walk of the CPUs: for figures, not for
+ * every free.
+ */
+__hidden unsigned long slub_malloc_pcp_kept(void);
+/* Kept for reuse, in the bins and per CPU: their count and pages. */
 static inline unsigned long binned_extents(void)
 {
-	return binned_sum() >> 32;
+	return (binned_sum() + slub_malloc_pcp_kept()) >> 32;
 }
 static inline unsigned long binned_extent_pages(void)
 {
-	return binned_sum() & 0xffffffffUL;
+	return (binned_sum() + slub_malloc_pcp_kept()) & 0xffffffffUL;
 }
 
-/* Does the malloc library keep freed extents (mappings or buddy extents)? */
+/*
+ * May the malloc library keep freed extents (mappings, buddy extents)?
+ * Asked at every buddy allocation: no walk of the CPUs' slots, only
+ * whether they were ever used.
+ */
 static inline bool slub_malloc_keeps_extents(void)
 {
-	return READ_ONCE(page_alloc_stats.idle_extents) | binned_sum();
+	return READ_ONCE(page_alloc_stats.idle_extents) | binned_sum() |
+	       READ_ONCE(page_alloc_stats.pcp_extents_used);
 }
 
 /* Return every per-CPU list's pages to the buddy lists. */

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * malloc_extent_pcp.h - one freed buddy extent (up to 1 MiB) kept per CPU,
+ * put and taken by restartable sequences: the free and the next malloc of
+ * its size on that CPU take no lock and no locked instruction
+ * (malloc_extent_pcp.c has the rest: retire, decay, drain).
+ *
+ * Why: with the bins (malloc_extent_bins.c) a large block's malloc+free
+ * pair still made three locked instructions, twice glibc's time; a program
+ * that frees a buffer mostly asks for one of its size again on the same CPU.
+ *
+ * A CPU's slot: the extent (0: none) and when it was freed; a third word,
+ * closed, is set while a lock holder empties the slot, and every sequence
+ * tests it first.  A sequence commits with the store of the extent word.
+ * Only in rseq mode (slub_percpu_rseq): without it, the bins serve.
+ */
+#ifndef SLUB_MALLOC_EXTENT_PCP_H
+#define SLUB_MALLOC_EXTENT_PCP_H
+
+#include <stddef.h>
+
+#include "page/page_alloc.h"
+#include "slab/core/slab.h"
+
+/* The largest extent a CPU keeps (the bins take larger ones). */
+#define EXTENT_PCP_MAX_PAGES 256UL
+
+struct extent_pcp {
+	struct page *page;	/* the extent kept, PG_extent clear; NULL: none */
+	uint64_t when;		/* when it was freed (ms) */
+	unsigned long closed;	/* a lock holder empties the slot (zero: a page never written) */
+} __attribute__((aligned(64)));
+
+#define EXTENT_PCP_SHIFT 6
+#define EXTENT_PCP_CLOSED 16
+
+/* Every CPU's slot: a CPU that never frees an extent leaves its line untouched. */
+extern __hidden struct extent_pcp extent_pcp[];
+/* Slots in use, set at the first put (0: none yet, the slow paths skip them). */
+extern __hidden unsigned int extent_pcp_nr;
+__hidden void extent_pcp_first_use(void);
+
+#if SLUB_HAVE_RSEQ_ASM
+/*
+ * Keep @page (@nr pages, claimed) in this CPU's slot if it is open and
+ * empty; false: the caller keeps it elsewhere.
+ */
+static inline bool extent_pcp_put(struct page *page, unsigned long nr, uint64_t now)
+{
+	intptr_t abi = slub_percpu_rseq;
+	if (!abi || nr > EXTENT_PCP_MAX_PAGES)
+		return false;
+	if (unlikely(!extent_pcp_nr))
+		extent_pcp_first_use();
+	unsigned long c;
+	__asm__ __volatile__ goto(
+		RSEQ_CS_DESCRIPTOR(1, 2, 4)
+		RSEQ_ENTER("[abi]", "[c]")
+		"1:\n\t"
+		"movl %%fs:4(%[abi]), %k[c]\n\t"
+		"cmpl %[nr], %k[c]\n\t"
+		"jae %l[busy]\n\t"
+		"shlq $" PCPU_STR(EXTENT_PCP_SHIFT) ", %[c]\n\t"
+		"addq %[slots], %[c]\n\t"
+		"cmpq $0, " PCPU_STR(EXTENT_PCP_CLOSED) "(%[c])\n\t"
+		"jne %l[busy]\n\t"
+		"cmpq $0, (%[c])\n\t"
+		"jne %l[busy]\n\t"
+		"movq %[now], 8(%[c])\n\t"
+		"movq %[page], (%[c])\n\t"		/* commit */
+		"2:\n\t"
+		RSEQ_ABORT_RESTART
+		: [c] "=&r"(c)
+		: [abi] "r"(abi), [slots] "r"(extent_pcp), [nr] "rm"(extent_pcp_nr),
+		  [now] "r"(now), [page] "r"(page)
+		: "memory", "cc"
+		: busy);
+	return true;
+busy:
+	return false;
+}
+
+/* This CPU's kept extent if it has @nr pages, or NULL. */
+static inline struct page *extent_pcp_take(unsigned long nr)
+{
+	intptr_t abi = slub_percpu_rseq;
+	if (!abi || nr > EXTENT_PCP_MAX_PAGES)
+		return NULL;
+	struct page *page;
+	unsigned long c, t;
+	__asm__ __volatile__(
+		RSEQ_CS_DESCRIPTOR(1, 2, 4)
+		RSEQ_ENTER("[abi]", "[c]")
+		"1:\n\t"
+		"xorl %k[page], %k[page]\n\t"
+		"movl %%fs:4(%[abi]), %k[c]\n\t"
+		"cmpl %[nr], %k[c]\n\t"
+		"jae 3f\n\t"
+		"shlq $" PCPU_STR(EXTENT_PCP_SHIFT) ", %[c]\n\t"
+		"addq %[slots], %[c]\n\t"
+		"cmpq $0, " PCPU_STR(EXTENT_PCP_CLOSED) "(%[c])\n\t"
+		"jne 3f\n\t"
+		"movq (%[c]), %[t]\n\t"
+		"testq %[t], %[t]\n\t"
+		"jz 3f\n\t"
+		"cmpq %[want], %c[nroff](%[t])\n\t"
+		"jne 3f\n\t"
+		"movq $0, (%[c])\n\t"			/* commit */
+		"2:\n\t"
+		"movq %[t], %[page]\n\t"
+		"3:\n\t"
+		RSEQ_ABORT_RESTART
+		: [page] "=&r"(page), [c] "=&r"(c), [t] "=&r"(t)
+		: [abi] "r"(abi), [slots] "r"(extent_pcp), [nr] "rm"(extent_pcp_nr),
+		  [want] "r"(nr), [nroff] "i"(offsetof(struct page, nr_extent_pages))
+		: "memory", "cc");
+	return page;
+}
+#else
+static inline bool extent_pcp_put(struct page *page, unsigned long nr, uint64_t now)
+{
+	(void)page, (void)nr, (void)now;
+	return false;
+}
+
+static inline struct page *extent_pcp_take(unsigned long nr)
+{
+	(void)nr;
+	return NULL;
+}
+#endif
+
+/*
+ * The slow side, under one lock.  Expire: give back to the OS the kept
+ * extents that waited a decay period by @now_ms (every CPU's), and return
+ * when the next one falls due (UINT64_MAX: none kept).
+ */
+__hidden uint64_t extent_pcp_expire(uint64_t now_ms);
+/*
+ * Take the kept extents, this CPU's (@all false) or every CPU's, and pass
+ * each to @give; returns the pages given.
+ */
+__hidden unsigned long extent_pcp_drain(bool all, void (*give)(struct page *page, unsigned long nr));
+/* Does a CPU keep the extent that starts in @p's page (a racy look, for reports)? */
+__hidden bool extent_pcp_holds(const void *p);
+
+#endif

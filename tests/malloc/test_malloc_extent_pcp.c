@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_malloc_extent_pcp.c - malloc_extent_pcp.c through the malloc API:
+ * in rseq mode each CPU keeps one freed extent beside the bins, which the
+ * next malloc of its size there takes back; malloc_trim and the decay
+ * empty other CPUs' slots too; a block is never handed to two owners while
+ * threads churn their slots and another thread empties them; a free of a
+ * kept block is a double free.  In cmpxchg16b mode (valgrind, no rseq)
+ * the bins serve alone and the cases check that.  What is kept is
+ * mallinfo2()'s fsmblks.  Linked against libslub-malloc.so.
+ */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slub.h>
+
+#include "malloc/malloc_extent_bins.h"	/* the bound's constants only */
+#include "check.h"
+
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic ignored "-Wuse-after-free"
+#endif
+#define OPAQUE(x) ({ __typeof__(x) o_ = (x); __asm__("" : "+r"(o_)); o_; })
+
+#define BLOCK (64 << 10)
+
+static bool rseq_mode;
+
+static size_t kept_bytes(void)
+{
+	return mallinfo2().fsmblks;
+}
+
+/* A bin's slots all filled: one block more is kept, by this CPU, and comes back here first. */
+static void cpu_keeps_one_beyond_the_bins(void)
+{
+	cpu_set_t old;
+	CHECK_EQ(pin_to_this_cpu(&old), 0);
+	enum { NR = EXTENT_BIN_SLOTS + 8 };
+	static char *p[NR];
+	for (int i = 0; i < NR; i++)
+		CHECK((p[i] = malloc(BLOCK)) != NULL);
+	for (int i = 0; i < NR; i++)
+		free(p[i]);
+	size_t want = (size_t)(EXTENT_BIN_SLOTS + (rseq_mode ? 1 : 0)) * BLOCK;
+	CHECK_EQ(kept_bytes(), want);
+	/* The first freed went to the CPU's slot: the first malloc gets it back. */
+	char *q = malloc(BLOCK);
+	CHECK(rseq_mode ? q == p[0] : q != NULL);
+	CHECK_EQ(kept_bytes(), want - BLOCK);
+	free(q);
+	CHECK_EQ(kept_bytes(), want);
+	/* Another size in the slot's way: served from the buddy lists, the slot's block stays kept. */
+	char *r = malloc(BLOCK + 4096);
+	CHECK(r != NULL && r != q);
+	free(r);
+	malloc_trim(0);
+	CHECK_EQ(kept_bytes(), 0);
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
+struct on_cpu {
+	int cpu;
+	char *block;
+};
+
+/* Free a block on another CPU, where it stays in that CPU's slot. */
+static void *free_there(void *arg)
+{
+	struct on_cpu *o = arg;
+	if (pin_to_cpu(o->cpu))
+		return NULL;
+	o->block = malloc(BLOCK);
+	memset(o->block, 7, BLOCK);
+	free(o->block);
+	return o;
+}
+
+/*
+ * This thread on CPU 0 (its affinity saved in *@old), nothing kept, then a
+ * block freed on CPU 1, kept in its slot: *@o.  False: one CPU only.
+ */
+static bool block_kept_on_cpu1(struct on_cpu *o, cpu_set_t *old)
+{
+	if (get_nprocs() < 2) {
+		fprintf(stderr, "   skipped: one CPU\n");
+		return false;
+	}
+	sched_getaffinity(0, sizeof(*old), old);
+	CHECK_EQ(pin_to_cpu(0), 0);
+	malloc_trim(0);
+	*o = (struct on_cpu){ 1, NULL };
+	pthread_t t;
+	void *ret = NULL;
+	CHECK_EQ(pthread_create(&t, NULL, free_there, o), 0);
+	pthread_join(t, &ret);
+	CHECK(ret == o);
+	CHECK_EQ(kept_bytes(), BLOCK);
+	return true;
+}
+
+/* malloc_trim on one CPU empties the slot of another (a fence, in rseq mode). */
+static void trim_empties_other_cpus(void)
+{
+	struct on_cpu o;
+	cpu_set_t old;
+	if (!block_kept_on_cpu1(&o, &old))
+		return;
+	malloc_trim(0);
+	CHECK_EQ(kept_bytes(), 0);
+	/* Its double free, from here, is still named. */
+	EXPECT_ONE_REPORT(free(OPAQUE(o.block)));
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
+/*
+ * A block another CPU kept, then left alone, goes back to the OS after a
+ * decay period: this thread's extent frees look at the time.  No speed
+ * assumed: up to a minute.
+ */
+static void decay_empties_other_cpus(void)
+{
+	struct on_cpu o;
+	cpu_set_t old;
+	if (!block_kept_on_cpu1(&o, &old))
+		return;
+	/* This CPU's own churn, a size the bins hold apart, keeps one block of its own. */
+	enum { OTHER = 3 * BLOCK };
+	struct timespec start, now, pause = { 0, 5 * 1000000L };
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		char *p = malloc(OTHER);
+		p[0] = 1;
+		free(p);
+		if (kept_bytes() == OTHER)
+			break;
+		nanosleep(&pause, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec - start.tv_sec < 60);
+	CHECK_EQ(kept_bytes(), OTHER);
+	malloc_trim(0);
+	sched_setaffinity(0, sizeof(old), &old);
+}
+
+static volatile int stop;
+
+/* Each thread's blocks carry its mark: a block handed to two owners shows the other's. */
+static void *churn(void *arg)
+{
+	unsigned char mark = (unsigned char)(uintptr_t)arg;
+	long bad = 0;
+	for (unsigned int i = 0; !__atomic_load_n(&stop, __ATOMIC_RELAXED); i++) {
+		size_t size = i % 3 ? BLOCK : 2 * BLOCK;
+		unsigned char *p = malloc(size);
+		if (!p)
+			return (void *)-1L;
+		memset(p, mark, size);
+		sched_yield();
+		for (size_t j = 0; j < size; j += 4096)
+			bad += p[j] != mark;
+		free(p);
+	}
+	return (void *)bad;
+}
+
+/* Threads on every CPU churn their slots while this one empties them all, again and again. */
+static void no_block_has_two_owners(void)
+{
+	enum { THREADS = 4 };
+	pthread_t t[THREADS];
+	stop = 0;
+	for (int i = 0; i < THREADS; i++)
+		CHECK_EQ(pthread_create(&t[i], NULL, churn, (void *)(uintptr_t)(i + 1)), 0);
+	for (int i = 0; i < 2000; i++) {
+		malloc_trim(0);
+		if (i % 8 == 0)
+			sched_yield();
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < THREADS; i++) {
+		void *bad = NULL;
+		pthread_join(t[i], &bad);
+		CHECK(bad == NULL);
+	}
+	malloc_trim(0);
+	CHECK_EQ(kept_bytes(), 0);
+}
+
+int main(void)
+{
+	free(malloc(1));	/* the allocator starts, and chooses its mode */
+	rseq_mode = !strcmp(slub_percpu_mode(), "rseq");
+	fprintf(stderr, "mode: %s\n", slub_percpu_mode());
+	RUN(cpu_keeps_one_beyond_the_bins);
+	RUN(trim_empties_other_cpus);
+	RUN(decay_empties_other_cpus);
+	RUN(no_block_has_two_owners);
+	return check_done();
+}
