@@ -123,6 +123,12 @@ static inline int pin_to_this_cpu(cpu_set_t *old)
 	return pin_to_cpu(sched_getcpu());
 }
 
+/* Let this thread run on the CPUs of @old again (a mask saved before pinning). */
+static inline int unpin(const cpu_set_t *old)
+{
+	return sched_setaffinity(0, sizeof(*old), old);
+}
+
 /* Does the last counted report contain @text?  Says what it was if not. */
 static inline bool last_report_has(const char *text)
 {

@@ -1130,10 +1130,7 @@ static int small_objects(void)
 	 * One CPU, so one node: under numa=fake each node the thread ran on
 	 * would take sections of its own, and only the first was mapped whole.
 	 */
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	pin_to_cpu(sched_getcpu());
 	if (limit_address_space(48 * MIB))
 		return 2;
 	enum { N = 96 * 1024 * 1024 / 1000 };

@@ -9,6 +9,7 @@
 
 #include <sched.h>
 
+#include "check.h"
 #include "base/numa.h"
 #include "base/start.h"
 #include "page/page_alloc.h"
@@ -24,10 +25,7 @@ static inline void stay_on_one_node(void)
 	slub_ensure_init();	/* the nodes are known from start-up */
 	if (nr_node_ids == 1)
 		return;
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	pin_to_cpu(sched_getcpu());
 }
 
 #endif

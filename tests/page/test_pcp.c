@@ -30,14 +30,6 @@ static unsigned long pcp_pages(void)
 	return n;
 }
 
-static bool pin(int cpu)
-{
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) == 0;
-}
-
 static void lifo_on_one_cpu(void)
 {
 	unsigned long a = __get_free_page(GFP_KERNEL);
@@ -80,7 +72,7 @@ static void dry_zone_drains_other_cpus(void)
 		return;
 	}
 	/* CPU 0's list holds a few pages... */
-	CHECK(pin(0));
+	CHECK_EQ(pin_to_cpu(0), 0);
 	unsigned long held[4];
 	for (int i = 0; i < 4; i++)
 		held[i] = __get_free_page(GFP_KERNEL);
@@ -88,7 +80,7 @@ static void dry_zone_drains_other_cpus(void)
 		free_page(held[i]);
 	CHECK(pcp_pages() >= 4);
 	/* ...then CPU 1 takes everything else and the OS refuses more. */
-	CHECK(pin(1));
+	CHECK_EQ(pin_to_cpu(1), 0);
 	slub_os.mmap = no_mmap;
 	unsigned long *all = calloc(1 << 16, sizeof(*all));
 	unsigned long n = 0;
@@ -101,7 +93,7 @@ static void dry_zone_drains_other_cpus(void)
 	while (n--)
 		free_page(all[n]);
 	free(all);
-	sched_setaffinity(0, sizeof(old), &old);
+	unpin(&old);
 	CHECK_EQ(page_alloc_validate(), 0);
 }
 
@@ -139,7 +131,7 @@ static void cpus_past_the_possible_count(void)
 
 static int run_one_possible_cpu(void)
 {
-	if (!pin(1))
+	if (pin_to_cpu(1))
 		return 1;
 	unsigned long a = __get_free_page(GFP_KERNEL);
 	free_page(a);

@@ -22,19 +22,17 @@
 /* Run on @cpu (one of ours), so that numa_node_id() stays put. */
 static bool pin(unsigned int cpu)
 {
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return !sched_setaffinity(0, sizeof(set), &set);
+	return !pin_to_cpu((int)cpu);
 }
 
-static void unpin(void)
+/* Run on every possible CPU again. */
+static void unpin_all(void)
 {
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	for (unsigned int cpu = 0; cpu < os_possible_cpus(); cpu++)
 		CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
+	unpin(&set);
 }
 
 static int object_nid(const void *p)
@@ -77,7 +75,7 @@ static void pages_on_node(void)
 		struct page *page = alloc_pages_node(NUMA_NO_NODE, GFP_KERNEL, 0);
 		CHECK_EQ(page_to_nid(page), cpu_to_node(0));
 		__free_pages(page, 0);
-		unpin();
+		unpin_all();
 	}
 }
 
@@ -158,7 +156,7 @@ static void local_node(void)
 		for (int i = 0; i < 100; i++)
 			kmem_cache_free(s, p[i]);
 	}
-	unpin();
+	unpin_all();
 	kmem_cache_destroy(s);
 }
 
@@ -187,7 +185,7 @@ static void remote_free(struct kmem_cache *s)
 	for (int i = 1; i < N; i += 2)
 		kmem_cache_free(s, p[i]);
 	CHECK_EQ(slub_validate(s), 0);
-	unpin();
+	unpin_all();
 }
 
 static void remote_frees(void)

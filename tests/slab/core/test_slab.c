@@ -641,10 +641,7 @@ static void out_of_memory(void)
 /* Pin this thread to @cpu; false if it may not run there. */
 static bool run_on(int cpu)
 {
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return sched_setaffinity(0, sizeof(one), &one) == 0 && sched_getcpu() == cpu;
+	return !pin_to_cpu(cpu) && sched_getcpu() == cpu;
 }
 
 /*
@@ -692,7 +689,7 @@ static void lone_thread_keeps_one_slab(void)
 		fprintf(stderr, "   (could not move between CPUs %d and %d)\n", a, b);
 	}
 out:
-	sched_setaffinity(0, sizeof(old), &old);
+	unpin(&old);
 	for (int i = 0; i < 3; i++)
 		if (x[i])
 			kmem_cache_free(s, x[i]);
@@ -708,8 +705,7 @@ out:
 static void hot_cache_slabs_populated(void)
 {
 	cpu_set_t old;
-	sched_getaffinity(0, sizeof(old), &old);
-	run_on(sched_getcpu());		/* one cpu slab at a time */
+	pin_to_this_cpu(&old);		/* one cpu slab at a time */
 	slub_reclaim();			/* free blocks given back: new slabs start untouched */
 	struct kmem_cache *s = kmem_cache_create("populate", 1000, 0, SLAB_NO_MERGE, NULL);
 	unsigned int order = oo_order(s->oo), hot = s->populate_slabs;
@@ -718,7 +714,7 @@ static void hot_cache_slabs_populated(void)
 	if (!hot) {
 		fprintf(stderr, "   (slub_populate_slabs=0: nothing is populated)\n");
 		kmem_cache_destroy(s);
-		sched_setaffinity(0, sizeof(old), &old);
+		unpin(&old);
 		return;
 	}
 	enum { MAX = 4096 };
@@ -744,7 +740,7 @@ static void hot_cache_slabs_populated(void)
 	while (n--)
 		kmem_cache_free(s, obj[n]);
 	kmem_cache_destroy(s);
-	sched_setaffinity(0, sizeof(old), &old);
+	unpin(&old);
 }
 
 /*
@@ -766,8 +762,7 @@ static void lazy_pages_populated(void)
 		return;
 	}
 	cpu_set_t old;
-	sched_getaffinity(0, sizeof(old), &old);
-	run_on(sched_getcpu());		/* one cpu slab */
+	pin_to_this_cpu(&old);		/* one cpu slab */
 	slub_reclaim();			/* free blocks given back: the slab starts untouched */
 	struct kmem_cache *s = kmem_cache_create("lazy_pages", 1000, 0, SLAB_NO_MERGE, NULL);
 	unsigned int objects = oo_objects(s->oo), pages = 1u << oo_order(s->oo);
@@ -791,7 +786,7 @@ static void lazy_pages_populated(void)
 	for (unsigned int i = 0; i < objects; i++)
 		kmem_cache_free(s, obj[i]);
 	kmem_cache_destroy(s);
-	sched_setaffinity(0, sizeof(old), &old);
+	unpin(&old);
 }
 
 static void percpu_mode(void)

@@ -716,11 +716,8 @@ static void refill_checks_free_pointers(void)
 	struct kmem_cache *s = sheaf_cache_create("sheaf-corrupt", 64, 4);
 	void *p[16], *q[8];
 	/* On one CPU: under numa=fake another CPU may be another node's, with its own list. */
-	cpu_set_t old, one;
-	sched_getaffinity(0, sizeof(old), &old);
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	cpu_set_t old;
+	pin_to_this_cpu(&old);
 	for (int i = 0; i < 16; i++)
 		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
 	struct slab *slab = virt_to_slab(p[0]);
@@ -730,7 +727,7 @@ static void refill_checks_free_pointers(void)
 	void *head = __atomic_load_n(&slab->freelist, __ATOMIC_ACQUIRE);
 	CHECK(head != NULL);
 	if (!head) {
-		sched_setaffinity(0, sizeof(old), &old);
+		unpin(&old);
 		return;
 	}
 	set_freepointer(s, head, (char *)head + 8);	/* inside an object, not at one */
@@ -743,7 +740,7 @@ static void refill_checks_free_pointers(void)
 	CHECK_EQ(slub_errors(), errors + 1);
 	for (int i = 0; i < 8; i++)
 		kmem_cache_free(s, q[i]);
-	sched_setaffinity(0, sizeof(old), &old);
+	unpin(&old);
 	/* The objects after the cut stay counted in use: destroy would report them. */
 }
 
