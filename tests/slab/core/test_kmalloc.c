@@ -17,6 +17,7 @@
 #include "page/decay_thread.h"
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
+#include "slab/nodes.h"
 
 static void size_classes(void)
 {
@@ -197,18 +198,22 @@ static void racing_double_free_large(void)
 	check_racing_frees(make_large, kfree_it, ksize_it, RACE_ROUNDS);
 }
 
+/* Empty slabs on @kn's partial list. */
+static unsigned long node_empty_partial(struct kmem_cache_node *kn)
+{
+	unsigned long n = 0;
+	struct list_head *pos;
+	pthread_mutex_lock(&kn->list_lock);
+	list_for_each(pos, &kn->partial)
+		n += !read_counters(lru_slab(pos)).inuse;
+	pthread_mutex_unlock(&kn->list_lock);
+	return n;
+}
+
 /* Empty slabs on the partial lists of every node of @s. */
 static unsigned long empty_partial(struct kmem_cache *s)
 {
-	unsigned long n = 0;
-	for_each_kmem_cache_node(s, node, kn) {
-		struct list_head *pos;
-		pthread_mutex_lock(&kn->list_lock);
-		list_for_each(pos, &kn->partial)
-			n += !read_counters(lru_slab(pos)).inuse;
-		pthread_mutex_unlock(&kn->list_lock);
-	}
-	return n;
+	return NODES_SUM_OF(s, kn, node_empty_partial(kn));
 }
 
 /* Allocate and free a burst of @n objects of 2 KiB from @s (NULL: kmalloc). */

@@ -21,23 +21,7 @@
 #include "base/report.h"
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
-
-/* Slabs and partial slabs of @s on every node (one, or numa=fake's). */
-static unsigned long all_slabs(struct kmem_cache *s)
-{
-	unsigned long n = 0;
-	for (unsigned int nid = 0; nid < nr_node_ids; nid++)
-		n += get_node(s, (int)nid)->nr_slabs;
-	return n;
-}
-
-static unsigned long all_partial(struct kmem_cache *s)
-{
-	unsigned long n = 0;
-	for (unsigned int nid = 0; nid < nr_node_ids; nid++)
-		n += get_node(s, (int)nid)->nr_partial;
-	return n;
-}
+#include "slab/nodes.h"
 
 struct thing {
 	unsigned long magic;
@@ -83,7 +67,7 @@ static void alloc_free_distinct(void)
 			kmem_cache_free(s, p[i]);
 	CHECK_EQ(slab_validate_cache(s), 0);
 	CHECK_EQ(kmem_cache_shrink(s), 0);	/* everything free: no slab left */
-	CHECK_EQ(all_slabs(s), 0);
+	CHECK_EQ(NODES_SUM(s, nr_slabs), 0);
 	free(p);
 	kmem_cache_destroy(s);
 	CHECK_EQ(slub_errors(), 0);
@@ -160,9 +144,9 @@ static void lazy_link_up(void)
 	CHECK(virt_to_slab(p[7]) == virt_to_slab(p[0]));
 	kmem_cache_flush_all(s);
 	CHECK(virt_to_slab(p[0])->freelist == NULL);
-	CHECK_EQ(all_partial(s), 1);
+	CHECK_EQ(NODES_SUM(s, nr_partial), 1);
 	kmem_cache_free(s, p[2]);
-	CHECK_EQ(all_partial(s), 1);
+	CHECK_EQ(NODES_SUM(s, nr_partial), 1);
 	CHECK_EQ(slab_validate_cache(s), 0);
 	/* Allocation takes it back: the freed object, then the rest of it. */
 	for (int i = 8; i < (int)objects + 1; i++)
@@ -197,7 +181,7 @@ static void constructor_runs_once_per_object(void)
 		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
 		CHECK_EQ(p[i]->magic, MAGIC);
 	}
-	unsigned long slabs = all_slabs(s);
+	unsigned long slabs = NODES_SUM(s, nr_slabs);
 	CHECK_EQ(ctor_calls, slabs * per_slab);
 	/* Reuse keeps the constructed state: no ctor call, magic intact. */
 	for (int i = 0; i < 300; i++)
@@ -209,7 +193,8 @@ static void constructor_runs_once_per_object(void)
 	}
 	if (ctor_calls != before)
 		fprintf(stderr, "   cpu %d, %u per slab, slabs %lu then %lu, node partial %lu\n",
-			sched_getcpu(), per_slab, slabs, all_slabs(s), all_partial(s));
+			sched_getcpu(), per_slab, slabs, NODES_SUM(s, nr_slabs),
+			NODES_SUM(s, nr_partial));
 	CHECK_EQ(ctor_calls, before);
 	/* __GFP_ZERO with a constructor: warned about once, object left intact. */
 	unsigned long e = slub_errors();
@@ -724,8 +709,8 @@ static void hot_cache_slabs_populated(void)
 		obj[n] = kmem_cache_alloc(s, GFP_KERNEL);
 		if (!obj[n])
 			break;
-		if (all_slabs(s) > slabs) {
-			slabs = (unsigned int)all_slabs(s);
+		if (NODES_SUM(s, nr_slabs) > slabs) {
+			slabs = (unsigned int)NODES_SUM(s, nr_slabs);
 			void *start = slab_address(virt_to_slab(obj[n]));
 			unsigned int pages = resident_pages(start, (unsigned int)(bytes / PAGE_SIZE));
 			if (slabs <= hot)
@@ -781,7 +766,7 @@ static void lazy_pages_populated(void)
 	fprintf(stderr, "   %u objects over %u pages: %llu page faults\n", objects, pages,
 		(unsigned long long)(after - before));
 	CHECK(after - before < pages / 2);	/* one a page without the calls */
-	CHECK_EQ(all_slabs(s), 1);
+	CHECK_EQ(NODES_SUM(s, nr_slabs), 1);
 	CHECK_EQ(resident_pages(start, pages), pages);
 	for (unsigned int i = 0; i < objects; i++)
 		kmem_cache_free(s, obj[i]);

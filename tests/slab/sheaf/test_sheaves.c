@@ -18,16 +18,7 @@
 #include "page/decay_thread.h"
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
-
-
-/* A figure of @s summed over its nodes (one, or numa=fake's). */
-#define NODES_SUM(s, field)                                                      \
-	({                                                                       \
-		unsigned long __sum = 0;                                         \
-		for (unsigned int __nid = 0; __nid < nr_node_ids; __nid++)       \
-			__sum += READ_ONCE(get_node(s, (int)__nid)->field);      \
-		__sum;                                                           \
-	})
+#include "slab/nodes.h"
 
 static struct kmem_cache *sheaf_cache_create(const char *name, unsigned int size,
 					     unsigned int capacity)
