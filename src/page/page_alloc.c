@@ -232,13 +232,6 @@ static struct page *rmqueue(struct zone *z, unsigned int order, bool want_zero, 
 #define CARVE_MIN_ORDER 4	/* 16 pages, 64 KiB */
 
 /*
- * Is the section mapped up to page @end_idx?  Under a limit on address
- * space a section maps its slot as it carves it, and its nr_pages follow
- * (add_region).  Where the next range is taken by someone else's mapping,
- * or the limit is reached, the zone's next block comes from a new section;
- * this one is tried again only while it is the zone's newest.
- */
-/*
  * Pages mapped into region @r after it was made (it grew) take its node's
  * policy too: with another policy they would be a VMA of their own, which
  * one mremap cannot move with the rest (a realloc then copies).
@@ -250,6 +243,13 @@ static void region_bind_range(const struct mem_region *r, void *addr, size_t siz
 		__atomic_add_fetch(&page_alloc_stats.bind_failures, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * Is the section mapped up to page @end_idx?  Under a limit on address
+ * space a section maps its slot as it carves it, and its nr_pages follow
+ * (add_region).  Where the next range is taken by someone else's mapping,
+ * or the limit is reached, the zone's next block comes from a new section;
+ * this one is tried again only while it is the zone's newest.
+ */
 static bool section_mapped_to(struct mem_region *r, uintptr_t end_idx)
 {
 	size_t want = end_idx << PAGE_SHIFT;
