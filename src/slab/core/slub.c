@@ -416,17 +416,22 @@ static void discard_slabs(struct kmem_cache *s, struct slab *list)
  * each time; the decay thread trims them back (slab_trim_partial).  List
  * lock held.
  */
-static bool node_keeps_empty(struct kmem_cache *s, struct kmem_cache_node *n,
-			     const struct slab *slab)
+static unsigned long node_keep_slabs(struct kmem_cache *s, unsigned int order)
 {
 	unsigned long keep = READ_ONCE(s->min_partial);
 	if (READ_ONCE(s->flags) & SLAB_KMALLOC) {
 		unsigned long bytes = (unsigned long)slub_opt(partial_keep_kb) << 10;
-		unsigned long slabs = bytes >> (PAGE_SHIFT + slab->order);
+		unsigned long slabs = bytes >> (PAGE_SHIFT + order);
 		if (slabs > keep)
 			keep = slabs;
 	}
-	return n->nr_partial < keep;
+	return keep;
+}
+
+static bool node_keeps_empty(struct kmem_cache *s, struct kmem_cache_node *n,
+			     const struct slab *slab)
+{
+	return n->nr_partial < node_keep_slabs(s, slab->order);
 }
 
 /* ---- freezing and unfreezing --------------------------------------------------- */
@@ -1398,6 +1403,10 @@ do_slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail, un
 	if (!cpu_partial && was_full) {
 		add_partial(n, slab, true);
 		stat(s, FREE_ADD_PARTIAL);
+	} else if (!new.inuse) {
+		/* Kept empty: to the tail, where allocations come last and the trim looks first. */
+		list_del(slab_lru(slab));
+		list_add_tail(slab_lru(slab), &n->partial);
 	}
 	slab_unlock(&n->list_lock);
 }
@@ -1681,9 +1690,15 @@ bool slab_trim_partial(struct kmem_cache *s)
 		if (READ_ONCE(n->nr_partial) <= min)
 			continue;
 		pthread_mutex_lock(&n->list_lock);
-		/* Emptied slabs go to the tail: look there first. */
+		/*
+		 * Emptied slabs go to the tail, and no more are kept than
+		 * node_keep_slabs(): look that far from the tail, and a few
+		 * more for partial slabs added behind them since, not at the
+		 * whole list under its lock on every tick.
+		 */
 		struct list_head *pos = n->partial.prev, *prev;
-		for (; pos != &n->partial && n->nr_partial > min; pos = prev) {
+		unsigned long look = node_keep_slabs(s, oo_order(s->min)) + 32;
+		for (; pos != &n->partial && n->nr_partial > min && look; pos = prev, look--) {
 			prev = pos->prev;
 			struct slab *slab = lru_slab(pos);
 			if (read_counters(slab).inuse)
