@@ -500,11 +500,12 @@ int os_membarrier_register_rseq(void)
 	return 0;
 }
 
-void os_membarrier_rseq(unsigned int cpu)
+/* @cpu -1: every CPU the process runs on. */
+static void membarrier_rseq(int cpu)
 {
 	bool registered = false;
 	while (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
-		       MEMBARRIER_CMD_FLAG_CPU, (int)cpu)) {
+		       cpu < 0 ? 0 : MEMBARRIER_CMD_FLAG_CPU, cpu < 0 ? 0 : cpu)) {
 		if (errno == EINTR || errno == EAGAIN)
 			continue;
 		/*
@@ -519,9 +520,19 @@ void os_membarrier_rseq(unsigned int cpu)
 				continue;
 		}
 		/* Registered at start-up; failing now leaves a race: say so. */
-		slub_report("BUG: membarrier(RSEQ, cpu %u) failed (errno %d)", cpu, errno);
+		slub_report("BUG: membarrier(RSEQ, cpu %d) failed (errno %d)", cpu, errno);
 		return;
 	}
+}
+
+void os_membarrier_rseq(unsigned int cpu)
+{
+	membarrier_rseq((int)cpu);
+}
+
+void os_membarrier_rseq_all(void)
+{
+	membarrier_rseq(-1);
 }
 
 #ifdef SLUB_FAKE_RSEQ

@@ -4,26 +4,36 @@
  * (malloc_extent_pcp.h has the sequences that put and take them): emptying
  * another CPU's slot, the decay, the drain, and the look a report takes.
  *
- * Emptying a slot: on its own CPU one sequence takes the extent word; from
- * another CPU the slot is closed, membarrier(RSEQ) on that CPU ends every
- * sequence that began before (none commits after it), and the slot is then
- * ours to read and clear until it is opened again.  One lock serializes
- * the emptiers; nothing else is taken while it is held (the extents go to
- * the page allocator after it is let go), so fork() may take it anywhere.
+ * Emptying slots: they are closed, one membarrier(RSEQ) ends every
+ * sequence that began before (none commits after it), and they are then
+ * ours to read and clear until they are opened again; this CPU's alone is
+ * taken by one sequence.  One lock serializes the emptiers (a sequence
+ * that takes a slot's extent without looking at `closed` is safe only
+ * under it); nothing else is taken while it is held (the extents go to the
+ * page allocator after it is let go), so fork() may take it anywhere.
  *
  * The bound: one extent of at most 1 MiB per CPU, given back to the OS
- * when it has waited slub_decay_ms (the bins' due time covers it), and
- * counted with the bins as kept for reuse.
+ * when it has waited slub_decay_ms (the bins' due time, and the decay
+ * thread's tick, cover it), and counted with the bins as kept for reuse.
+ * Before fresh pages only this CPU's goes back to the buddy lists: the
+ * others may add up to 1 MiB each to the peak.
  */
 #define _GNU_SOURCE
 #include "malloc/malloc_extent_pcp.h"
 
 #include <pthread.h>
 
+#include <assert.h>
+
 #include "base/options.h"
 #include "base/os.h"
 #include "base/start.h"
 #include "slab/sheaf/sheaf_rseq.h"
+
+/* The offsets the sequences use. */
+static_assert(offsetof(struct extent_pcp, when) == 8, "extent_pcp.when");
+static_assert(offsetof(struct extent_pcp, closed) == EXTENT_PCP_CLOSED, "extent_pcp.closed");
+static_assert(sizeof(struct extent_pcp) == 1UL << EXTENT_PCP_SHIFT, "extent_pcp size");
 
 struct extent_pcp extent_pcp[SLUB_MAX_CPUS];
 unsigned int extent_pcp_nr;
@@ -33,8 +43,12 @@ static pthread_mutex_t pcp_lock = PTHREAD_MUTEX_INITIALIZER;
 void extent_pcp_first_use(void)
 {
 	unsigned int nr = os_possible_cpus();
-	WRITE_ONCE(page_alloc_stats.pcp_extents_used, 1);
 	__atomic_store_n(&extent_pcp_nr, nr < SLUB_MAX_CPUS ? nr : SLUB_MAX_CPUS, __ATOMIC_RELEASE);
+}
+
+void extent_pcp_note_kept(void)
+{
+	WRITE_ONCE(page_alloc_stats.pcp_extents_kept, 1);
 }
 
 /* count << 32 | pages kept in the slots, for the figures (page_alloc.h). */
@@ -44,71 +58,65 @@ unsigned long slub_malloc_pcp_kept(void)
 	unsigned int nr = __atomic_load_n(&extent_pcp_nr, __ATOMIC_ACQUIRE);
 	for (unsigned int cpu = 0; cpu < nr; cpu++) {
 		struct page *page = __atomic_load_n(&extent_pcp[cpu].page, __ATOMIC_RELAXED);
-		/* A racy look: the descriptor stays mapped, its count may be another block's. */
-		if (page)
-			kept += BINNED_ONE(READ_ONCE(page->nr_extent_pages) & 0xffffffffUL);
+		if (!page)
+			continue;
+		/*
+		 * A racy look: the descriptor stays mapped, but the block may
+		 * be taken and free by now, its count a list link: counted
+		 * only if the slot still holds it and the count fits a slot.
+		 */
+		unsigned long nr_pages = READ_ONCE(page->nr_extent_pages);
+		if (nr_pages <= EXTENT_PCP_MAX_PAGES &&
+		    __atomic_load_n(&extent_pcp[cpu].page, __ATOMIC_ACQUIRE) == page)
+			kept += BINNED_ONE(nr_pages);
 	}
 	return kept;
 }
 
 /*
- * Under pcp_lock: take @cpu's extent if @due says so (NULL: whatever it
- * holds); *@when: when the one left in it falls due, or UINT64_MAX.
- */
-static struct page *slot_take(unsigned int cpu, uint64_t now, uint64_t decay, bool due_only,
-			      uint64_t *when)
-{
-	struct extent_pcp *p = &extent_pcp[cpu];
-	*when = UINT64_MAX;
-	if (!__atomic_load_n(&p->page, __ATOMIC_RELAXED))
-		return NULL;
-	uint64_t freed = __atomic_load_n(&p->when, __ATOMIC_RELAXED);
-	if (due_only && now < freed + decay) {
-		*when = freed + decay;
-		return NULL;
-	}
-#if SLUB_HAVE_RSEQ_ASM
-	uint64_t old;
-	/* On @cpu: one sequence (a refill since the look above is given back early, rarely). */
-	if (rseq_sheaf_take(slub_percpu_rseq, (uint64_t *)&p->page, cpu, &old))
-		return (struct page *)old;
-#endif
-	__atomic_store_n(&p->closed, 1, __ATOMIC_SEQ_CST);
-	if (!os_single_threaded())
-		os_membarrier_rseq(cpu);
-	struct page *page = __atomic_load_n(&p->page, __ATOMIC_ACQUIRE);
-	freed = __atomic_load_n(&p->when, __ATOMIC_RELAXED);
-	if (page && due_only && now < freed + decay) {
-		*when = freed + decay;	/* refilled meanwhile: stays */
-		page = NULL;
-	} else {
-		__atomic_store_n(&p->page, NULL, __ATOMIC_RELAXED);
-	}
-	__atomic_store_n(&p->closed, 0, __ATOMIC_RELEASE);
-	return page;
-}
-
-/*
- * Take up to @max slots' extents from CPU *@cpu on into @out, moving *@cpu
- * on; with pcp_lock only tried when @try (the decay's look).  Their number.
+ * Take the extents of up to BATCH slots from CPU *@cpu on into @out
+ * (with @due_only, those that waited @decay by @now only), moving *@cpu on;
+ * pcp_lock only tried when @try (the decay's look).  Their number; *@next:
+ * when the earliest left falls due.  The slots are closed together and
+ * fenced by one membarrier: a sequence that read a slot open may still
+ * commit until it returns, none after.  Without rseq no sequence runs.
  */
 #define BATCH 32
 static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t now,
 			       uint64_t decay, bool due_only, bool try, uint64_t *next)
 {
-	unsigned int nr = __atomic_load_n(&extent_pcp_nr, __ATOMIC_ACQUIRE), n = 0;
+	unsigned int nr = __atomic_load_n(&extent_pcp_nr, __ATOMIC_ACQUIRE), n = 0, k = 0;
+	unsigned int closed[BATCH];
 	if (try ? pthread_mutex_trylock(&pcp_lock) : pthread_mutex_lock(&pcp_lock)) {
 		*next = now + 1;	/* busy: look again soon */
 		*cpu = nr;
 		return 0;
 	}
-	for (; *cpu < nr && n < BATCH; (*cpu)++) {
-		uint64_t when;
-		struct page *page = slot_take(*cpu, now, decay, due_only, &when);
-		if (page)
+	for (; *cpu < nr && k < BATCH; (*cpu)++) {
+		struct extent_pcp *p = &extent_pcp[*cpu];
+		if (!__atomic_load_n(&p->page, __ATOMIC_RELAXED))
+			continue;
+		uint64_t due = __atomic_load_n(&p->when, __ATOMIC_RELAXED) + decay;
+		if (due_only && now < due) {
+			*next = due < *next ? due : *next;
+			continue;
+		}
+		__atomic_store_n(&p->closed, 1, __ATOMIC_SEQ_CST);
+		closed[k++] = *cpu;
+	}
+	if (k && slub_percpu_rseq && !os_single_threaded())
+		os_membarrier_rseq_all();
+	for (unsigned int i = 0; i < k; i++) {
+		struct extent_pcp *p = &extent_pcp[closed[i]];
+		struct page *page = __atomic_load_n(&p->page, __ATOMIC_ACQUIRE);
+		uint64_t due = __atomic_load_n(&p->when, __ATOMIC_RELAXED) + decay;
+		if (page && due_only && now < due) {
+			*next = due < *next ? due : *next;	/* refilled meanwhile: stays */
+		} else if (page) {
+			__atomic_store_n(&p->page, NULL, __ATOMIC_RELAXED);
 			out[n++] = page;
-		if (when < *next)
-			*next = when;
+		}
+		__atomic_store_n(&p->closed, 0, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&pcp_lock);
 	return n;
@@ -124,7 +132,32 @@ uint64_t extent_pcp_expire(uint64_t now_ms)
 		for (unsigned int i = 0; i < n; i++)
 			release_pages_extent(out[i], out[i]->nr_extent_pages);
 	}
+	/* None left: the page allocator's calls stop looking (a racing put sets it again). */
+	if (next == UINT64_MAX)
+		WRITE_ONCE(page_alloc_stats.pcp_extents_kept, 0);
 	return next;
+}
+
+/* Under pcp_lock: this CPU's extent, taken as one sequence (no other emptier runs). */
+static struct page *take_here(void)
+{
+	unsigned int cpu = os_current_cpu();
+	struct extent_pcp *p = &extent_pcp[cpu];
+	if (cpu >= extent_pcp_nr || !__atomic_load_n(&p->page, __ATOMIC_RELAXED))
+		return NULL;
+#if SLUB_HAVE_RSEQ_ASM
+	if (slub_percpu_rseq) {
+		uint64_t old = 0;
+		/* Moved to another CPU since: that slot is left for the decay. */
+		if (!rseq_sheaf_take(slub_percpu_rseq, (uint64_t *)&p->page, cpu, &old))
+			return NULL;
+		return (struct page *)old;
+	}
+#endif
+	/* No rseq (a child that fell back to cmpxchg16b): no sequence runs. */
+	struct page *page = p->page;
+	p->page = NULL;
+	return page;
 }
 
 unsigned long extent_pcp_drain(bool all, void (*give)(struct page *page, unsigned long nr))
@@ -134,18 +167,15 @@ unsigned long extent_pcp_drain(bool all, void (*give)(struct page *page, unsigne
 	if (!__atomic_load_n(&extent_pcp_nr, __ATOMIC_ACQUIRE))
 		return 0;
 	if (!all) {
-#if SLUB_HAVE_RSEQ_ASM
-		/* This CPU's only, as one sequence: no lock, no fence. */
-		uint64_t old = 0;
-		unsigned int cpu = os_current_cpu();
-		if (cpu < extent_pcp_nr && __atomic_load_n(&extent_pcp[cpu].page, __ATOMIC_RELAXED) &&
-		    rseq_sheaf_take(slub_percpu_rseq, (uint64_t *)&extent_pcp[cpu].page, cpu, &old) &&
-		    old) {
-			struct page *page = (struct page *)old;
+		/* Before fresh pages: only tried, the caller is allocating. */
+		if (pthread_mutex_trylock(&pcp_lock))
+			return 0;
+		struct page *page = take_here();
+		pthread_mutex_unlock(&pcp_lock);
+		if (page) {
 			pages = page->nr_extent_pages;
 			give(page, pages);
 		}
-#endif
 		return pages;
 	}
 	uint64_t next = UINT64_MAX;
@@ -157,6 +187,7 @@ unsigned long extent_pcp_drain(bool all, void (*give)(struct page *page, unsigne
 			pages += nr;
 		}
 	}
+	WRITE_ONCE(page_alloc_stats.pcp_extents_kept, 0);
 	return pages;
 }
 

@@ -39,6 +39,8 @@ extern __hidden struct extent_pcp extent_pcp[];
 /* Slots in use, set at the first put (0: none yet, the slow paths skip them). */
 extern __hidden unsigned int extent_pcp_nr;
 __hidden void extent_pcp_first_use(void);
+/* Tell the page allocator a slot may hold an extent (page_alloc_stats.pcp_extents_kept). */
+__hidden void extent_pcp_note_kept(void);
 
 #if SLUB_HAVE_RSEQ_ASM
 /*
@@ -75,6 +77,9 @@ static inline bool extent_pcp_put(struct page *page, unsigned long nr, uint64_t 
 		  [now] "r"(now), [page] "r"(page)
 		: "memory", "cc"
 		: busy);
+	/* Read first: the store only when the hint is off, not a shared line written by every free. */
+	if (unlikely(!READ_ONCE(page_alloc_stats.pcp_extents_kept)))
+		extent_pcp_note_kept();
 	return true;
 busy:
 	return false;
@@ -133,7 +138,9 @@ static inline struct page *extent_pcp_take(unsigned long nr)
 /*
  * The slow side, under one lock.  Expire: give back to the OS the kept
  * extents that waited a decay period by @now_ms (every CPU's), and return
- * when the next one falls due (UINT64_MAX: none kept).
+ * when the next one falls due (UINT64_MAX: none kept).  In the counting
+ * build (SLUB_FAKE_RSEQ) the slots, as the slab fast paths, are right for
+ * one thread only.
  */
 __hidden uint64_t extent_pcp_expire(uint64_t now_ms);
 /*

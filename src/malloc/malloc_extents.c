@@ -239,7 +239,7 @@ void slub_malloc_pages_taken(unsigned long fresh)
 	int saved_errno = errno;
 	uint64_t now = os_now_ms();
 	extent_bins_expire(now);
-	if (fresh && (binned_sum() || READ_ONCE(page_alloc_stats.pcp_extents_used)))
+	if (fresh && (binned_sum() || READ_ONCE(page_alloc_stats.pcp_extents_kept)))
 		extent_bins_drain(fresh);	/* to the buddy lists: the next blocks come from them */
 	extent_cache_expire(now);
 	for (int i = 0; i < EXTENT_CACHE_SLOTS && fresh; i++) {
@@ -266,6 +266,9 @@ bool slub_malloc_idle_tick(uint64_t now_ms)
 	if (READ_ONCE(page_alloc_stats.idle_extents))
 		extent_cache_expire(now_ms);
 	extent_bins_expire(now_ms);
+	/* The slots' own look: a put racing the bins' expiry may have left no due time. */
+	if (READ_ONCE(page_alloc_stats.pcp_extents_kept))
+		extent_bins_due(extent_pcp_expire(now_ms));
 	return READ_ONCE(page_alloc_stats.idle_extents) || binned_sum() || slub_malloc_pcp_kept();
 }
 

@@ -91,7 +91,11 @@ struct page_alloc_stats {
 	 * a plain store, no locked add on the free and malloc of a block.
 	 */
 	unsigned long binned[MAX_PAGE_ORDER + 1];
-	unsigned long pcp_extents_used;	/* malloc keeps extents per CPU (set once) */
+	/*
+	 * A hint: malloc may keep an extent in a CPU's slot (set by a put
+	 * that finds it off, cleared when a walk finds every slot empty).
+	 */
+	unsigned long pcp_extents_kept;
 	unsigned long remapped_extents;	/* moved by remap_pages_extent() (totals) */
 	unsigned long remapped_pages;
 	unsigned long split_extents;	/* made by split_pages_extent() (totals) */
@@ -197,13 +201,12 @@ static inline unsigned long binned_extent_pages(void)
 
 /*
  * May the malloc library keep freed extents (mappings, buddy extents)?
- * Asked at every buddy allocation: no walk of the CPUs' slots, only
- * whether they were ever used.
+ * Asked at every buddy allocation: no walk of the CPUs' slots, their hint.
  */
 static inline bool slub_malloc_keeps_extents(void)
 {
 	return READ_ONCE(page_alloc_stats.idle_extents) | binned_sum() |
-	       READ_ONCE(page_alloc_stats.pcp_extents_used);
+	       READ_ONCE(page_alloc_stats.pcp_extents_kept);
 }
 
 /* Return every per-CPU list's pages to the buddy lists. */
