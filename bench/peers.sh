@@ -17,7 +17,9 @@
 #   glibc, jemalloc, tcmalloc, mimalloc
 # Functions:
 #   ask_variants DEFAULT       variants=(slub-unqueued) if UNQUEUED (default
-#                              DEFAULT) is 1, else none
+#                              DEFAULT) is 1, else none; and slub-before if
+#                              BEFORE=PATH names another build's
+#                              libslub-malloc.so (a before/after in one run)
 #   slub_options NAME          the SLUB_OPTIONS NAME runs with
 #   preloaded NAME CMD...      CMD with NAME's library and options
 #   keep_best KEY VALUE [max]  best[KEY] = the lower of the two (with max:
@@ -47,6 +49,10 @@ ask_variants() {
   fi
   variants=()
   if [ "${UNQUEUED:-$1}" = 1 ]; then variants=(slub-unqueued); fi
+  if [ -n "${BEFORE:-}" ]; then
+    preload[slub-before]=$(realpath "$BEFORE")
+    variants+=(slub-before)
+  fi
 }
 
 slub_options() {

@@ -5,18 +5,13 @@
 # (bench_micro), under libslub-malloc.so and each peer by LD_PRELOAD,
 # interleaved rounds (ROUNDS, default 5), best round each.  The ratios:
 # libslub's time to the best peer's, and to glibc's.  BEFORE=PATH adds
-# another build's libslub-malloc.so as slub-before (a variant, never a
-# peer), for a before/after in one run.
+# another build's libslub-malloc.so as slub-before (peers.sh).
 set -euo pipefail
 build=${1:-build-bench}
 bin=$build/bench/bench_micro
 [ -x "$bin" ] || { echo "run_large.sh: build first ($bin missing)" >&2; exit 1; }
 . "$(dirname "$0")/peers.sh"
 ask_variants 0
-if [ -n "${BEFORE:-}" ]; then
-  preload[slub-before]=$(realpath "$BEFORE")
-  variants+=(slub-before)
-fi
 rounds=${ROUNDS:-5}
 pairs=${PAIRS:-40000}
 cases=(65536/1 65536/64 262144/1 262144/64 1048576/1 1048576/64)

@@ -14,7 +14,8 @@
 # The contenders are bench/peers.sh's; libslub is the library as shipped
 # (malloc on sheaves where rseq runs).  UNQUEUED=1 runs it a second time on
 # the seeds' unqueued cpu slabs, slub-unqueued (slub_malloc_sheaves=0), and
-# ends with slub-unqueued over libslub per program and their geometric mean.
+# ends with slub-unqueued over libslub per program and their geometric mean;
+# BEFORE=PATH does the same for another build's library (slub-before).
 # SUITE_RAW=FILE (bench/suite.sh) also appends each run's wall and CPU
 # seconds and peak RSS there, in suite_lib.sh's row format.
 set -euo pipefail
