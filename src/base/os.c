@@ -500,8 +500,8 @@ int os_membarrier_register_rseq(void)
 	return 0;
 }
 
-/* @cpu -1: every CPU the process runs on. */
-static void membarrier_rseq(int cpu)
+/* @cpu -1: every CPU the process runs on.  False: it failed (reported). */
+static bool membarrier_rseq(int cpu)
 {
 	bool registered = false;
 	while (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
@@ -520,9 +520,13 @@ static void membarrier_rseq(int cpu)
 				continue;
 		}
 		/* Registered at start-up; failing now leaves a race: say so. */
-		slub_report("BUG: membarrier(RSEQ, cpu %d) failed (errno %d)", cpu, errno);
-		return;
+		if (cpu < 0)
+			slub_report("BUG: membarrier(RSEQ, all CPUs) failed (errno %d)", errno);
+		else
+			slub_report("BUG: membarrier(RSEQ, cpu %d) failed (errno %d)", cpu, errno);
+		return false;
 	}
+	return true;
 }
 
 void os_membarrier_rseq(unsigned int cpu)
@@ -530,9 +534,9 @@ void os_membarrier_rseq(unsigned int cpu)
 	membarrier_rseq((int)cpu);
 }
 
-void os_membarrier_rseq_all(void)
+bool os_membarrier_rseq_all(void)
 {
-	membarrier_rseq(-1);
+	return membarrier_rseq(-1);
 }
 
 #ifdef SLUB_FAKE_RSEQ

@@ -218,8 +218,8 @@ __hidden bool os_has_cmpxchg16b(void);
  */
 __hidden int os_membarrier_register_rseq(void);
 __hidden void os_membarrier_rseq(unsigned int cpu);
-/* The same on every CPU at once: one system call for many slots. */
-__hidden void os_membarrier_rseq_all(void);
+/* The same on every CPU at once: one system call for many slots; false if it failed. */
+__hidden bool os_membarrier_rseq_all(void);
 
 /* Called once at start-up. */
 __hidden void os_init(void);

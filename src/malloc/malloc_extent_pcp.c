@@ -39,6 +39,12 @@ struct extent_pcp extent_pcp[SLUB_MAX_CPUS];
 unsigned int extent_pcp_nr;
 
 static pthread_mutex_t pcp_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * The fence failed once (a seccomp filter installed later, say): the slots
+ * it was to fence stay closed with their extents, which no one may take
+ * now (a sequence may still commit on them), and no slot is emptied again.
+ */
+static bool fence_failed;
 
 void extent_pcp_first_use(void)
 {
@@ -92,6 +98,11 @@ static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t no
 		*cpu = nr;
 		return 0;
 	}
+	if (fence_failed) {
+		pthread_mutex_unlock(&pcp_lock);
+		*cpu = nr;
+		return 0;
+	}
 	for (; *cpu < nr && k < BATCH; (*cpu)++) {
 		struct extent_pcp *p = &extent_pcp[*cpu];
 		if (!__atomic_load_n(&p->page, __ATOMIC_RELAXED))
@@ -104,8 +115,12 @@ static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t no
 		__atomic_store_n(&p->closed, 1, __ATOMIC_SEQ_CST);
 		closed[k++] = *cpu;
 	}
-	if (k && slub_percpu_rseq && !os_single_threaded())
-		os_membarrier_rseq_all();
+	if (k && slub_percpu_rseq && !os_single_threaded() && !os_membarrier_rseq_all()) {
+		fence_failed = true;	/* left closed, with their extents: leaked, not shared */
+		pthread_mutex_unlock(&pcp_lock);
+		*cpu = nr;
+		return 0;
+	}
 	for (unsigned int i = 0; i < k; i++) {
 		struct extent_pcp *p = &extent_pcp[closed[i]];
 		struct page *page = __atomic_load_n(&p->page, __ATOMIC_ACQUIRE);
@@ -132,9 +147,12 @@ uint64_t extent_pcp_expire(uint64_t now_ms)
 		for (unsigned int i = 0; i < n; i++)
 			release_pages_extent(out[i], out[i]->nr_extent_pages);
 	}
-	/* None left: the page allocator's calls stop looking (a racing put sets it again). */
-	if (next == UINT64_MAX)
-		WRITE_ONCE(page_alloc_stats.pcp_extents_kept, 0);
+	/*
+	 * None left: the page allocator's calls stop looking; a put racing
+	 * this walk may find the hint still on and leave it, and the next
+	 * walk that sees its slot turns it on again.
+	 */
+	WRITE_ONCE(page_alloc_stats.pcp_extents_kept, next != UINT64_MAX);
 	return next;
 }
 
@@ -167,8 +185,10 @@ unsigned long extent_pcp_drain(bool all, void (*give)(struct page *page, unsigne
 	if (!__atomic_load_n(&extent_pcp_nr, __ATOMIC_ACQUIRE))
 		return 0;
 	if (!all) {
-		/* Before fresh pages: only tried, the caller is allocating. */
-		if (pthread_mutex_trylock(&pcp_lock))
+		/* Before fresh pages: a look first, then the lock only tried (the caller is allocating). */
+		unsigned int here = os_current_cpu();
+		if (here >= extent_pcp_nr || !__atomic_load_n(&extent_pcp[here].page, __ATOMIC_RELAXED) ||
+		    pthread_mutex_trylock(&pcp_lock))
 			return 0;
 		struct page *page = take_here();
 		pthread_mutex_unlock(&pcp_lock);

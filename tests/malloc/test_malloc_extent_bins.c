@@ -49,6 +49,8 @@ static long minor_faults(void)
 /* Freed and asked for again: the same block, its pages still resident. */
 static void freed_extent_is_reused(void)
 {
+	cpu_set_t old;
+	pin_to_this_cpu(&old);		/* this CPU's slot keeps the block (malloc_extent_pcp.h) */
 	char *p = malloc(SMALL_EXTENT);
 	CHECK(p != NULL);
 	memset(p, 1, SMALL_EXTENT);
@@ -79,6 +81,7 @@ static void freed_extent_is_reused(void)
 	free(q);
 	malloc_trim(0);
 	CHECK_EQ(kept_bytes(), 0);
+	unpin(&old);
 }
 
 /*
@@ -142,6 +145,8 @@ static void decay_gives_back(void)
 		memset(p[i], 3, SMALL_EXTENT);
 	}
 	char *other = malloc(SMALL_EXTENT);	/* the loop's block, not among p[] */
+	cpu_set_t old;
+	pin_to_this_cpu(&old);
 	for (int i = 0; i < NR; i++)
 		free(p[i]);
 	CHECK(kept_bytes() >= NR * SMALL_EXTENT);
@@ -163,6 +168,7 @@ static void decay_gives_back(void)
 	CHECK_EQ(still, 0);
 	free(other);
 	malloc_trim(0);
+	unpin(&old);
 }
 
 /* A free of a kept block is a double free, however long ago it was kept. */
@@ -173,6 +179,8 @@ static void bad_frees_of_kept_blocks(void)
 	 * would empty the bins first (to keep the peak).  Its first free
 	 * gives it back; it is taken again from fresh pages, then kept.
 	 */
+	cpu_set_t old;
+	pin_to_this_cpu(&old);
 	char *q = malloc(256 << 10);
 	free(q);
 	q = malloc(256 << 10);
@@ -200,6 +208,7 @@ static void bad_frees_of_kept_blocks(void)
 	free(a);
 	free(b);
 	malloc_trim(0);
+	unpin(&old);
 }
 
 static volatile int stop_churn;
