@@ -299,6 +299,7 @@ struct kmem_cache_node {
 	 * layout (slab_set_debug) sees every slab that may use the old one.
 	 */
 	unsigned long nr_building;
+	unsigned long trims;		/* slab_trim_partial() calls (under list_lock) */
 	struct node_barn barn;		/* sheaves traded between the node's CPUs */
 };
 

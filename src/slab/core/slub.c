@@ -1694,10 +1694,11 @@ bool slab_trim_partial(struct kmem_cache *s)
 		 * Emptied slabs go to the tail, and no more are kept than
 		 * node_keep_slabs(): look that far from the tail, and a few
 		 * more for partial slabs added behind them since, not at the
-		 * whole list under its lock on every tick.
+		 * whole list under its lock on every tick; every 8th trim of
+		 * the node the whole list, for empties later slabs pushed deeper.
 		 */
 		struct list_head *pos = n->partial.prev, *prev;
-		unsigned long look = node_keep_slabs(s, oo_order(s->min)) + 32;
+		unsigned long look = n->trims++ % 8 ? node_keep_slabs(s, oo_order(s->min)) + 32 : ULONG_MAX;
 		for (; pos != &n->partial && n->nr_partial > min && look; pos = prev, look--) {
 			prev = pos->prev;
 			struct slab *slab = lru_slab(pos);
