@@ -100,7 +100,7 @@ bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_ms)
 	uint64_t decay = (uint64_t)slub_opt(decay_ms);
 	/* decay 0 asks for nothing to be kept. */
 	if (!decay || nr < 2 || nr > MAX_ORDER_NR_PAGES ||
-	    (binned_sum() & 0xffffffffUL) + nr > EXTENT_BINS_MAX_PAGES)
+	    BINNED_PAGES(binned_sum()) + nr > EXTENT_BINS_MAX_PAGES)
 		return false;	/* racing puts may pass this together: a bound, not a limit */
 	slub_fork_handlers_check();
 	struct extent_bin *b = bin_of(nr);

@@ -156,13 +156,13 @@ uint64_t extent_pcp_expire(uint64_t now_ms)
 	return next;
 }
 
-/* Under pcp_lock: this CPU's extent, taken as one sequence (no other emptier runs). */
-static struct page *take_here(void)
+/*
+ * Under pcp_lock: the extent of @cpu, the caller's CPU when it looked,
+ * taken as one sequence (no other emptier runs).
+ */
+static struct page *take_here(unsigned int cpu)
 {
-	unsigned int cpu = os_current_cpu();
 	struct extent_pcp *p = &extent_pcp[cpu];
-	if (cpu >= extent_pcp_nr || !__atomic_load_n(&p->page, __ATOMIC_RELAXED))
-		return NULL;
 #if SLUB_HAVE_RSEQ_ASM
 	if (slub_percpu_rseq) {
 		uint64_t old = 0;
@@ -190,7 +190,7 @@ unsigned long extent_pcp_drain(bool all, void (*give)(struct page *page, unsigne
 		if (here >= extent_pcp_nr || !__atomic_load_n(&extent_pcp[here].page, __ATOMIC_RELAXED) ||
 		    pthread_mutex_trylock(&pcp_lock))
 			return 0;
-		struct page *page = take_here();
+		struct page *page = take_here(here);
 		pthread_mutex_unlock(&pcp_lock);
 		if (page) {
 			pages = page->nr_extent_pages;

@@ -265,10 +265,13 @@ bool slub_malloc_idle_tick(uint64_t now_ms)
 {
 	if (READ_ONCE(page_alloc_stats.idle_extents))
 		extent_cache_expire(now_ms);
-	extent_bins_expire(now_ms);
-	/* The slots' own look: a put racing the bins' expiry may have left no due time. */
+	/*
+	 * The slots' own look (a put racing the bins' expiry may have left no
+	 * due time): due now, so that the one walk of the expiry covers them.
+	 */
 	if (READ_ONCE(page_alloc_stats.pcp_extents_kept))
-		extent_bins_due(extent_pcp_expire(now_ms));
+		extent_bins_due(now_ms);
+	extent_bins_expire(now_ms);
 	return READ_ONCE(page_alloc_stats.idle_extents) || binned_sum() || slub_malloc_pcp_kept();
 }
 

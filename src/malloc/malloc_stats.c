@@ -50,7 +50,7 @@ static struct mallinfo2 collect(void)
 	unsigned long large = READ_ONCE(page_alloc_stats.large_allocs) -
 			      READ_ONCE(page_alloc_stats.idle_extents);
 	/* Buddy extents in malloc's bins: free and resident, like the buddy lists' dirty pages. */
-	unsigned long binned_bytes = binned_extent_pages() << PAGE_SHIFT;
+	unsigned long binned_bytes = BINNED_PAGES(binned_kept()) << PAGE_SHIFT;
 	extent_bytes -= idle_bytes;
 	/* Extents above 4 MiB are large regions: count them once, as "mmap". */
 	unsigned long buddy_extents = extent_bytes > large_bytes ? extent_bytes - large_bytes : 0;

@@ -174,11 +174,14 @@ __hidden struct page *split_pages_extent(struct page *page, unsigned long nr,
  */
 __hidden void slub_malloc_pages_taken(unsigned long fresh);
 
-/* page_alloc_stats.binned[]: what one extent of @nr pages adds, and the sums of the halves. */
+/* page_alloc_stats.binned[]: what one extent of @nr pages adds, and the halves of a sum. */
 #define BINNED_ONE(nr)		((1UL << 32) + (nr))
+#define BINNED_COUNT(sum)	((sum) >> 32)
+#define BINNED_PAGES(sum)	((sum) & 0xffffffffUL)
+/* The bins' count << 32 | pages.  No half overflows: 64 entries a bin, 64 MiB in all. */
 static inline unsigned long binned_sum(void)
 {
-	unsigned long sum = 0;	/* no half overflows: 64 entries a bin, 64 MiB in all */
+	unsigned long sum = 0;
 	for (int o = 0; o <= MAX_PAGE_ORDER; o++)
 		sum += READ_ONCE(page_alloc_stats.binned[o]);
 	return sum;
@@ -189,14 +192,10 @@ static inline unsigned long binned_sum(void)
  * every free.
  */
 __hidden unsigned long slub_malloc_pcp_kept(void);
-/* Kept for reuse, in the bins and per CPU: their count and pages. */
-static inline unsigned long binned_extents(void)
+/* Kept for reuse, in the bins and per CPU, as count << 32 | pages: one walk. */
+static inline unsigned long binned_kept(void)
 {
-	return (binned_sum() + slub_malloc_pcp_kept()) >> 32;
-}
-static inline unsigned long binned_extent_pages(void)
-{
-	return (binned_sum() + slub_malloc_pcp_kept()) & 0xffffffffUL;
+	return binned_sum() + slub_malloc_pcp_kept();
 }
 
 /*

@@ -318,9 +318,10 @@ static void table_body(struct slabinfo_out *out, struct rows *rows)
 		objects += r->objects;
 	}
 	/* Kept for reuse: mappings in malloc's cache and buddy extents in its bins. */
-	unsigned long idle = READ_ONCE(page_alloc_stats.idle_extents) + binned_extents();
+	unsigned long kept = binned_kept();
+	unsigned long idle = READ_ONCE(page_alloc_stats.idle_extents) + BINNED_COUNT(kept);
 	unsigned long idle_bytes = (READ_ONCE(page_alloc_stats.idle_extent_pages) +
-				    binned_extent_pages()) << PAGE_SHIFT;
+				    BINNED_PAGES(kept)) << PAGE_SHIFT;
 	unsigned long extents = READ_ONCE(page_alloc_stats.extents) - idle;
 	unsigned long extent_bytes = (READ_ONCE(page_alloc_stats.extent_pages) << PAGE_SHIFT) -
 				     idle_bytes;
