@@ -456,13 +456,6 @@ uint64_t os_clock_tick_ms(void)
 	return ms ? ms : 1;
 }
 
-uint64_t os_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);	/* vDSO, a few ns */
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /*
  * glibc read the CPU's features at start-up; ask it rather than execute
  * CPUID, which a hypervisor traps: 14 us a time on our CI machines, and

@@ -63,8 +63,7 @@ static void bin_unlock(struct extent_bin *b)
 	__atomic_store_n(&b->locked, 0, __ATOMIC_RELEASE);
 }
 
-/* No entry is due for the decay before this (ms); UINT64_MAX: none kept. */
-static uint64_t bins_due_ms = UINT64_MAX;
+uint64_t extent_bins_due_ms = UINT64_MAX;
 
 /* The bin of an extent of @nr (2 or more) pages: the order of its page count, rounded up. */
 static struct extent_bin *bin_of(unsigned long nr)
@@ -72,10 +71,10 @@ static struct extent_bin *bin_of(unsigned long nr)
 	return &bins[64 - __builtin_clzl(nr - 1)];
 }
 
-void extent_bins_due(uint64_t when)
+void extent_bins_due_slow(uint64_t when)
 {
-	uint64_t cur = __atomic_load_n(&bins_due_ms, __ATOMIC_RELAXED);
-	while (when < cur && !__atomic_compare_exchange_n(&bins_due_ms, &cur, when, true,
+	uint64_t cur = __atomic_load_n(&extent_bins_due_ms, __ATOMIC_RELAXED);
+	while (when < cur && !__atomic_compare_exchange_n(&extent_bins_due_ms, &cur, when, true,
 							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
@@ -178,10 +177,10 @@ static bool waited_decay(const struct bin_entry *e, uint64_t now)
 	return now >= e->when + (uint64_t)slub_opt(decay_ms);
 }
 
-static __noinline void expire_slow(uint64_t now_ms)
+void extent_bins_expire_slow(uint64_t now_ms)
 {
 	/* Puts racing with this lower the mark again after the store. */
-	__atomic_store_n(&bins_due_ms, UINT64_MAX, __ATOMIC_RELAXED);
+	__atomic_store_n(&extent_bins_due_ms, UINT64_MAX, __ATOMIC_RELAXED);
 	struct bin_entry out[EXTENT_BIN_SLOTS];
 	for (int o = 0; o <= MAX_PAGE_ORDER; o++) {
 		uint64_t next;
@@ -192,12 +191,6 @@ static __noinline void expire_slow(uint64_t now_ms)
 			release_pages_extent(out[i].page, out[i].nr);
 	}
 	extent_bins_due(extent_pcp_expire(now_ms));
-}
-
-void extent_bins_expire(uint64_t now_ms)
-{
-	if (unlikely(now_ms >= __atomic_load_n(&bins_due_ms, __ATOMIC_RELAXED)))
-		expire_slow(now_ms);
 }
 
 static void give_to_buddy(struct page *page, unsigned long nr)

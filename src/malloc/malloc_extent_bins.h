@@ -23,13 +23,26 @@ __hidden bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_
  * are as the last owner left them (dirty).
  */
 __hidden struct page *extent_bins_take(unsigned long nr, unsigned long *have);
-/* The CPUs' kept extents (malloc_extent_pcp.h) fall due no later than @when (ms). */
-__hidden void extent_bins_due(uint64_t when);
 /*
- * Give back what has waited a decay period by @now_ms, in the bins and
- * the CPUs' slots (cheap when nothing is due).
+ * No kept extent, in the bins or the CPUs' slots, falls due for the decay
+ * before this (ms); UINT64_MAX: none kept.  Read by every extent free.
  */
-__hidden void extent_bins_expire(uint64_t now_ms);
+extern __hidden uint64_t extent_bins_due_ms;
+__hidden void extent_bins_due_slow(uint64_t when);
+__hidden void extent_bins_expire_slow(uint64_t now_ms);
+
+/* The CPUs' kept extents (malloc_extent_pcp.h) fall due no later than @when (ms). */
+static inline void extent_bins_due(uint64_t when)
+{
+	if (when < __atomic_load_n(&extent_bins_due_ms, __ATOMIC_RELAXED))
+		extent_bins_due_slow(when);
+}
+/* Give back what has waited a decay period by @now_ms, in the bins and the CPUs' slots. */
+static inline void extent_bins_expire(uint64_t now_ms)
+{
+	if (unlikely(now_ms >= __atomic_load_n(&extent_bins_due_ms, __ATOMIC_RELAXED)))
+		extent_bins_expire_slow(now_ms);
+}
 /*
  * Give back kept extents, this CPU's and then the bins' oldest first,
  * until @pages pages went (ULONG_MAX: all, every CPU's too).

@@ -285,15 +285,50 @@ void extent_cache_drain(void)
 	}
 }
 
+/* An extent of @nr pages kept by this CPU or the bins, made the caller's; or NULL. */
+static inline __attribute__((always_inline)) void *take_kept(unsigned long nr)
+{
+	unsigned long have = nr;
+	struct page *page = extent_pcp_take(nr);
+	if (!page)
+		page = extent_bins_take(nr, &have);
+	if (!page)
+		return NULL;
+	page->nr_extent_pages = have;
+	/* No other writer: a plain store, not a locked or. */
+	__atomic_store_n(&page->flags, page_flags(page) | PG_extent, __ATOMIC_RELEASE);
+	return memmap_page_address(page);
+}
+
+static __noinline void *alloc_fresh(size_t size, size_t align, gfp_t gfp);
+
+/* Inlined in both callers: a large block's malloc is mostly this CPU's kept extent. */
+static inline __attribute__((always_inline)) void *alloc_block(size_t size, size_t align, gfp_t gfp)
+{
+	/* A calloc takes fresh or decommitted pages, not a bin's dirty ones. */
+	if (likely(size <= MAX_ORDER_NR_PAGES << PAGE_SHIFT && align <= PAGE_SIZE &&
+		   !(gfp & __GFP_ZERO))) {
+		void *p = take_kept(pages_for(size));
+		if (p)
+			return p;
+	}
+	return alloc_fresh(size, align, gfp);
+}
+
 void *extent_alloc(size_t size, size_t align, gfp_t gfp)
 {
 	/* slub_debug for malloc-large: a header, red zones, tracks (malloc_debug.c). */
 	if (unlikely(extent_debug_flags()) && align <= PAGE_SIZE)
 		return debug_extent_alloc(size, align, gfp);
-	return extent_alloc_pages(size, align, gfp);
+	return alloc_block(size, align, gfp);
 }
 
 void *extent_alloc_pages(size_t size, size_t align, gfp_t gfp)
+{
+	return alloc_block(size, align, gfp);
+}
+
+static void *alloc_fresh(size_t size, size_t align, gfp_t gfp)
 {
 	if (unlikely(size > PTRDIFF_MAX - PAGE_SIZE)) {
 		errno = ENOMEM;
@@ -301,19 +336,6 @@ void *extent_alloc_pages(size_t size, size_t align, gfp_t gfp)
 	}
 	unsigned long nr = pages_for(size);
 	struct page *page = NULL;
-	/* A calloc takes fresh or decommitted pages, as below, not a bin's dirty ones. */
-	if (nr <= MAX_ORDER_NR_PAGES && align <= PAGE_SIZE && !(gfp & __GFP_ZERO)) {
-		unsigned long have = nr;
-		page = extent_pcp_take(nr);
-		if (!page)
-			page = extent_bins_take(nr, &have);
-		if (page) {
-			page->nr_extent_pages = have;
-			/* No other writer: a plain store, not a locked or. */
-			__atomic_store_n(&page->flags, page_flags(page) | PG_extent, __ATOMIC_RELEASE);
-			return memmap_page_address(page);
-		}
-	}
 	/* Every extent call ages the cache: it holds memory nobody uses. */
 	if (READ_ONCE(page_alloc_stats.idle_extents))
 		extent_cache_expire(os_now_ms());
@@ -356,23 +378,28 @@ void *extent_alloc_pages(size_t size, size_t align, gfp_t gfp)
  * region's descriptors may be unmapped by a racing free of the same block
  * (a program's double free), so they are only read under memmap_lock,
  * the page count too.  @claim: take the extent for freeing (clear
- * PG_extent); of two racing frees one wins.
+ * PG_extent); of two racing frees one wins (with one thread there is no
+ * race: a plain store, as glibc skips its atomics then).  *@large: it lies
+ * in a large region (a mapping of its own).
  */
-static struct page *extent_of(const void *p, bool claim, unsigned long *nr)
+static inline __attribute__((always_inline)) struct page *extent_of(const void *p, bool claim,
+								     unsigned long *nr, bool *large)
 {
+	*large = false;
 	if (!p || ((uintptr_t)p & (PAGE_SIZE - 1)))
 		return NULL;
-	bool large;
-	struct page *page = memmap_virt_to_page_locked(p, &large);
+	struct page *page = memmap_virt_to_page_locked(p, large);
 	uint32_t flags = page ? page_flags(page) : 0;
 	if (!(flags & PG_extent))
 		page = NULL;
+	else if (claim && os_single_threaded())
+		__atomic_store_n(&page->flags, flags & ~PG_extent, __ATOMIC_RELAXED);
 	else if (claim && !__atomic_compare_exchange_n(&page->flags, &flags, flags & ~PG_extent,
 						       false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		page = NULL;
 	if (page)
 		*nr = page->nr_extent_pages;
-	if (large)
+	if (*large)
 		memmap_unlock();
 	return page;
 }
@@ -431,11 +458,13 @@ bool extent_report_freed(const void *p, const char *caller)
 	return true;
 }
 
+static bool free_pages_at(void *p);
+
 bool extent_free(void *p, const char *caller)
 {
 	if (unlikely(extent_debug_flags()) && debug_extent_free(p, caller))
 		return true;
-	if (extent_free_pages(p)) {
+	if (free_pages_at(p)) {
 		extent_note_free(p);
 		return true;
 	}
@@ -443,7 +472,8 @@ bool extent_free(void *p, const char *caller)
 }
 
 /* This CPU's slot keeps @page for the next malloc of its size here (decay 0: nothing kept). */
-static bool keep_extent(struct page *page, unsigned long nr, uint64_t now)
+static inline __attribute__((always_inline)) bool keep_extent(struct page *page, unsigned long nr,
+								  uint64_t now)
 {
 	uint64_t decay = (uint64_t)slub_opt(decay_ms);
 	if (!decay || !extent_pcp_put(page, nr, now))
@@ -452,15 +482,17 @@ static bool keep_extent(struct page *page, unsigned long nr, uint64_t now)
 	return true;
 }
 
-bool extent_free_pages(void *p)
+/* Inlined in both callers, as alloc_block(). */
+static inline __attribute__((always_inline)) bool free_pages_at(void *p)
 {
 	unsigned long nr;
-	struct page *page = extent_of(p, true, &nr);
+	bool large;
+	struct page *page = extent_of(p, true, &nr, &large);
 	if (!page)
 		return false;
 	uint64_t now = os_now_ms();
 	bool release = release_now(nr);	/* raises the threshold, as glibc's */
-	if (memmap_in_large_region(page))
+	if (large)
 		extent_cache_return(page, now);	/* whatever its size: the cache costs no peak */
 	else if (release)
 		release_pages_extent(page, nr);
@@ -472,6 +504,11 @@ bool extent_free_pages(void *p)
 	if (READ_ONCE(page_alloc_stats.idle_extents))
 		extent_cache_expire(now);
 	return true;
+}
+
+bool extent_free_pages(void *p)
+{
+	return free_pages_at(p);
 }
 
 size_t extent_usable_size(const void *p)
@@ -487,7 +524,8 @@ size_t extent_usable_size(const void *p)
 size_t extent_bytes(const void *p)
 {
 	unsigned long nr;
-	struct page *page = extent_of(p, false, &nr);
+	bool large;
+	struct page *page = extent_of(p, false, &nr, &large);
 	return page ? nr << PAGE_SHIFT : 0;
 }
 
@@ -496,7 +534,8 @@ void *extent_resize(void *p, size_t size)
 	if (size > PTRDIFF_MAX - PAGE_SIZE)
 		return NULL;
 	unsigned long have;
-	struct page *page = extent_of(p, false, &have);
+	bool large;
+	struct page *page = extent_of(p, false, &have, &large);
 	unsigned long nr = pages_for(size);
 	if (!page)
 		return NULL;

@@ -284,11 +284,9 @@ void *kmalloc_block_start(const void *p, struct kmem_cache **sp)
 	return memmap_page_address(head);
 }
 
-bool wild_pointer(const void *p, const char *caller, bool zero_size_ok)
+bool wild_pointer_report(const void *p, const char *caller, bool zero_size_ok)
 {
 	uintptr_t a = (uintptr_t)p;
-	if (a >= PAGE_SIZE && a < (1UL << 47))
-		return false;
 	if (!a || (zero_size_ok && p == ZERO_SIZE_PTR))
 		return false;
 	if (a < PAGE_SIZE)

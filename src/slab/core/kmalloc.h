@@ -58,7 +58,14 @@ __hidden void kfree_checked(const void *p, const char *caller);
  * kmalloc(0) gives it, malloc(0) never does) or an address that is not
  * canonical.  ZERO_OR_NULL_PTR() used to take 1 to 16 silently.
  */
-__hidden bool wild_pointer(const void *p, const char *caller, bool zero_size_ok);
+__hidden __cold bool wild_pointer_report(const void *p, const char *caller, bool zero_size_ok);
+static inline bool wild_pointer(const void *p, const char *caller, bool zero_size_ok)
+{
+	uintptr_t a = (uintptr_t)p;
+	if (likely(a - PAGE_SIZE < (1UL << 47) - PAGE_SIZE))	/* a page or more, canonical */
+		return false;
+	return wild_pointer_report(p, caller, zero_size_ok);
+}
 /*
  * The start of the slab object or large kmalloc block that @p points into
  * (its cache in *@sp, NULL for a large block), or NULL if @p is in neither.
