@@ -304,7 +304,9 @@ struct kmem_cache_node {
 };
 
 struct kmem_cache {
+	/* The first line: all a free reads here (slab_object_valid_at, the push), so one line a cache. */
 	struct kmem_cache_cpu *cpu_slab;	/* CPU 0's slot (percpu.h); CPU n's is cpu_slot() */
+	uint64_t reciprocal_size;		/* ceil(2^64 / size): index without a division */
 	/*
 	 * The slots the fast paths may use: the unqueued sequences are given
 	 * cpu_slab_slots, the sheaf sequences sheaf_slots.  One of the two is
@@ -354,7 +356,6 @@ struct kmem_cache {
 	unsigned int lone_cpu;			/* 1 + the slot a lone thread last filled (slub.c) */
 	unsigned int populate_slabs;		/* slabs held before new ones are populated whole */
 	unsigned int max_order;			/* at least this high a limit (malloc classes) */
-	uint64_t reciprocal_size;		/* ceil(2^64 / size): index without a division */
 	int layout_busy;			/* slab_set_debug is changing the layout */
 	unsigned int layout_gen;		/* layouts taken by slab_set_debug */
 	unsigned long rcu_pending_objects;	/* queued by kfree_rcu, or a debug free, for a grace period */
@@ -364,6 +365,9 @@ struct kmem_cache {
 	unsigned int *cpu_stats[SLAB_STAT_SLOTS];	/* CPU 0's counters, in percpu slots (stat_items.h) */
 #endif
 };
+/* Made HWCACHE_ALIGN'ed (slab_common.c): the fields a free reads share the first line. */
+static_assert(offsetof(struct kmem_cache, red_left_pad) + sizeof(unsigned int) <= CACHE_LINE_SIZE,
+	      "a free's fields of kmem_cache in one line");
 
 static inline struct kmem_cache_node *get_node(struct kmem_cache *s, int node)
 {
