@@ -8,7 +8,8 @@
  * some 1,400 instructions a pair); a program that frees a 256 KiB buffer
  * mostly asks for one again.  A bin is a small stack per order of the page
  * count: a free pushes the extent as it is (still an allocated block to the
- * page allocator, PG_extent cleared), a malloc pops one of its size.
+ * page allocator, PG_extent cleared), a malloc pops one of its size, or
+ * cuts a larger one (its tail to the buddy lists) when none has it.
  *
  * The bound: EXTENT_BINS_MAX_PAGES in all, EXTENT_BIN_SLOTS per bin, and
  * time: an entry that waited slub_decay_ms is given back to the OS (its
@@ -117,31 +118,54 @@ bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_ms)
 	return kept;
 }
 
+/*
+ * In @b (locked): the newest of the last TAKE_LOOK entries of exactly @nr
+ * pages, else, with @larger, the smallest of them above @nr; -1 if none.
+ */
+static int bin_find(const struct extent_bin *b, unsigned long nr, bool larger)
+{
+	unsigned int low = b->count > TAKE_LOOK ? b->count - TAKE_LOOK : 0;
+	int best = -1;
+	for (unsigned int i = b->count; i-- > low;) {
+		if (b->slot[i].nr == nr)
+			return (int)i;
+		if (larger && b->slot[i].nr > nr && (best < 0 || b->slot[i].nr < b->slot[best].nr))
+			best = (int)i;
+	}
+	return best;
+}
+
+/* Take entry @i of @b (locked). */
+static struct page *bin_take_entry(struct extent_bin *b, int i, unsigned long *have)
+{
+	struct page *page = b->slot[i].page;
+	*have = b->slot[i].nr;
+	remove_entries(b, (unsigned int)i, 1);
+	account(b, *have, false);
+	return page;
+}
+
 struct page *extent_bins_take(unsigned long nr, unsigned long *have)
 {
 	if (nr < 2)
 		return NULL;
-	struct extent_bin *b = bin_of(nr);
-	if (!READ_ONCE(b->count) || !bin_trylock(b))
-		return NULL;
-	struct page *page = NULL;
-	unsigned int low = b->count > TAKE_LOOK ? b->count - TAKE_LOOK : 0;
 	/*
-	 * The newest first (its pages the likeliest in the CPU's caches).
-	 * The same size only: an extent is exactly the pages asked for
-	 * (malloc_usable_size, the debug header's record of its bytes).
+	 * The newest first (its pages the likeliest in the CPU's caches), of
+	 * the same size, else the smallest larger one of this bin or the next
+	 * ones up, which the caller cuts to size: a program whose large blocks
+	 * vary in size (git inflating objects) reuses kept pages instead of
+	 * taking fresh ones while the bins hold megabytes.
 	 */
-	for (unsigned int i = b->count; i-- > low;) {
-		if (b->slot[i].nr == nr) {
-			page = b->slot[i].page;
-			*have = nr;
-			remove_entries(b, i, 1);
-			account(b, nr, false);
-			break;
-		}
+	for (struct extent_bin *b = bin_of(nr); b <= &bins[MAX_PAGE_ORDER]; b++) {
+		if (!READ_ONCE(b->count) || !bin_trylock(b))
+			continue;
+		int i = bin_find(b, nr, true);
+		struct page *page = i >= 0 ? bin_take_entry(b, i, have) : NULL;
+		bin_unlock(b);
+		if (page)
+			return page;
 	}
-	bin_unlock(b);
-	return page;
+	return NULL;
 }
 
 /*

@@ -19,8 +19,9 @@
  */
 __hidden bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_ms);
 /*
- * A kept extent of @nr pages (*@have: its pages, @nr), or NULL.  Its pages
- * are as the last owner left them (dirty).
+ * A kept extent of @nr pages, or else the smallest larger one the bins
+ * have (*@have: its pages, for the caller to cut), or NULL.  Its pages are
+ * as the last owner left them (dirty).
  */
 __hidden struct page *extent_bins_take(unsigned long nr, unsigned long *have);
 /*

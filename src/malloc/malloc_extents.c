@@ -294,6 +294,9 @@ static inline __attribute__((always_inline)) void *take_kept(unsigned long nr)
 		page = extent_bins_take(nr, &have);
 	if (!page)
 		return NULL;
+	/* A larger one: its tail to the buddy lists (an extent is the pages asked for). */
+	if (have > nr && resize_pages_extent(page, have, nr))
+		have = nr;
 	page->nr_extent_pages = have;
 	/* No other writer: a plain store, not a locked or. */
 	__atomic_store_n(&page->flags, page_flags(page) | PG_extent, __ATOMIC_RELEASE);
@@ -305,12 +308,22 @@ static __noinline void *alloc_fresh(size_t size, size_t align, gfp_t gfp);
 /* Inlined in both callers: a large block's malloc is mostly this CPU's kept extent. */
 static inline __attribute__((always_inline)) void *alloc_block(size_t size, size_t align, gfp_t gfp)
 {
-	/* A calloc takes fresh or decommitted pages, not a bin's dirty ones. */
-	if (likely(size <= MAX_ORDER_NR_PAGES << PAGE_SHIFT && align <= PAGE_SIZE &&
-		   !(gfp & __GFP_ZERO))) {
-		void *p = take_kept(pages_for(size));
-		if (p)
-			return p;
+	if (likely(size <= MAX_ORDER_NR_PAGES << PAGE_SHIFT && align <= PAGE_SIZE)) {
+		unsigned long nr = pages_for(size);
+		if (likely(!(gfp & __GFP_ZERO)))
+			return take_kept(nr) ?: alloc_fresh(size, align, gfp);
+		/*
+		 * A calloc of a size freed before (below the release threshold)
+		 * clears a kept extent, as glibc clears a reused chunk: its
+		 * pages are resident already, where fresh ones would be faulted
+		 * in while the kept ones stay (git log's 222 callocs added 3 MiB
+		 * to its peak).  Larger ones take the kernel's zero pages below.
+		 */
+		if (!release_now_would(nr)) {
+			void *p = take_kept(nr);
+			if (p)
+				return memset(p, 0, nr << PAGE_SHIFT);
+		}
 	}
 	return alloc_fresh(size, align, gfp);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * test_malloc_extent_bins.c - malloc_extent_bins.c through the malloc API:
- * a freed buddy extent comes back whole for the next malloc of its size,
+ * a freed buddy extent comes back whole for the next malloc or calloc of
+ * its size, a larger one is cut to a size none fits,
  * the bins hold no more than their bound, the decay gives what waited back
  * to the OS, a bad free of a kept block is still reported, and a fork while
  * threads use the bins leaves a child that can use them.  What the bins
@@ -65,20 +66,46 @@ static void freed_extent_is_reused(void)
 	CHECK_EQ(kept_bytes(), before);
 	CHECK_EQ(malloc_usable_size(q), SMALL_EXTENT);
 	free(q);
-	/* Another size in the same bin does not: an extent is the pages asked for. */
+	/* A smaller size does not take this CPU's kept block: its slot keeps one size. */
 	q = malloc(SMALL_EXTENT - 3 * 4096);
 	CHECK((uintptr_t)q != (uintptr_t)p);
 	CHECK_EQ(malloc_usable_size(q), SMALL_EXTENT - 3 * 4096);
 	free(q);
-	/* calloc does not take a dirty block it would have to clear whole. */
+	/* A calloc of a size freed before takes the kept block and clears it, as glibc's. */
 	q = calloc(1, SMALL_EXTENT);
-	CHECK(q != NULL);
+	CHECK((uintptr_t)q == (uintptr_t)p);
 	for (size_t i = 0; i < SMALL_EXTENT; i++)
 		if (q[i]) {
 			CHECK(!"calloc'ed extent not zero");
 			break;
 		}
 	free(q);
+	malloc_trim(0);
+	CHECK_EQ(kept_bytes(), 0);
+	unpin(&old);
+}
+
+/*
+ * No kept block of the size asked for: a larger one in the bins is cut to
+ * it (the tail goes to the buddy lists), rather than fresh pages taken.
+ */
+static void larger_kept_extent_is_cut(void)
+{
+	cpu_set_t old;
+	pin_to_this_cpu(&old);
+	size_t larger = SMALL_EXTENT + 4 * 4096, asked = SMALL_EXTENT + 4096;
+	char *a = OPAQUE(malloc(SMALL_EXTENT)), *b = OPAQUE(malloc(larger));
+	CHECK(a && b);
+	memset(b, 3, larger);
+	size_t before = kept_bytes();
+	free(a);	/* this CPU's slot */
+	free(b);	/* the bins */
+	CHECK_EQ(kept_bytes(), before + SMALL_EXTENT + larger);
+	char *c = malloc(asked);
+	CHECK((uintptr_t)c == (uintptr_t)b);
+	CHECK_EQ(malloc_usable_size(c), asked);
+	CHECK_EQ(kept_bytes(), before + SMALL_EXTENT);	/* the cut tail is no kept block */
+	free(c);
 	malloc_trim(0);
 	CHECK_EQ(kept_bytes(), 0);
 	unpin(&old);
@@ -258,6 +285,7 @@ static void fork_while_threads_use_bins(void)
 int main(void)
 {
 	RUN(freed_extent_is_reused);
+	RUN(larger_kept_extent_is_cut);
 	RUN(bins_are_bounded);
 	RUN(decay_gives_back);
 	RUN(bad_frees_of_kept_blocks);
