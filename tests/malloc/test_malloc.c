@@ -521,8 +521,6 @@ static int decay_thread_child(bool want_thread)
 		CHECK(p[i] != NULL);
 		memset(p[i], 0x5a, SIZE);
 	}
-	for (int i = 0; i < NR; i++)
-		free(p[i]);
 	/* A mapping of its own (above 4 MiB) freed a second time: the extent cache keeps it. */
 	enum { BIG = 8 << 20 };
 	char *big = malloc(BIG);
@@ -532,7 +530,14 @@ static int decay_thread_child(bool want_thread)
 	big = malloc(BIG);
 	CHECK(big != NULL);
 	memset(big, 1, BIG);
+	/* The frees last, together: the decay counts from each. */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	free(big);
+	for (int i = 0; i < NR; i++)
+		free(p[i]);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long setup_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	/*
 	 * Only system calls from here: an allocator call would run the decay
 	 * itself.  On a loaded machine the thread runs late: with it, look
@@ -567,6 +572,10 @@ static int decay_thread_child(bool want_thread)
 	if (want_thread) {
 		CHECK(resident < total / 16);
 		CHECK_EQ(big_resident, 0);
+	} else if (setup_ms >= 40) {
+		/* A loaded machine: the frees' own decay ran before the last of them (CI saw 1125). */
+		fprintf(stderr, "   control not judged: the frees took %ld ms, beyond slub_decay_ms\n",
+			setup_ms);
 	} else {
 		CHECK(resident > total / 2);
 		CHECK(big_resident > (BIG >> 12) / 2);
