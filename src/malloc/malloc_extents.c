@@ -267,9 +267,10 @@ bool slub_malloc_idle_tick(uint64_t now_ms)
 		extent_cache_expire(now_ms);
 	/*
 	 * The slots' own look (a put racing the bins' expiry may have left no
-	 * due time): due now, so that the one walk of the expiry covers them.
+	 * due time, and the hint off: its commit and its loads may pass each
+	 * other): due now, so that the one walk of the expiry covers them.
 	 */
-	if (READ_ONCE(page_alloc_stats.pcp_extents_kept))
+	if (READ_ONCE(page_alloc_stats.pcp_extents_kept) || slub_malloc_pcp_kept())
 		extent_bins_due(now_ms);
 	extent_bins_expire(now_ms);
 	return READ_ONCE(page_alloc_stats.idle_extents) || binned_sum() || slub_malloc_pcp_kept();

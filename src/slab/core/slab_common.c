@@ -28,7 +28,7 @@
 
 pthread_mutex_t slab_caches_lock = PTHREAD_MUTEX_INITIALIZER;
 struct list_head slab_caches = { &slab_caches, &slab_caches };
-static struct kmem_cache boot_kmem_cache;
+static struct kmem_cache boot_kmem_cache __attribute__((aligned(CACHE_LINE_SIZE)));	/* as the rest */
 static struct kmem_cache_node boot_kmem_cache_node[MAX_NUMNODES];	/* only nr_node_ids touched */
 static pthread_once_t slab_once = PTHREAD_ONCE_INIT;
 
