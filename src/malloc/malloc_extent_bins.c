@@ -120,16 +120,16 @@ bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_ms)
 
 /*
  * In @b (locked): the newest of the last TAKE_LOOK entries of exactly @nr
- * pages, else, with @larger, the smallest of them above @nr; -1 if none.
+ * pages, else the smallest of them above @nr; -1 if none.
  */
-static int bin_find(const struct extent_bin *b, unsigned long nr, bool larger)
+static int bin_find(const struct extent_bin *b, unsigned long nr)
 {
 	unsigned int low = b->count > TAKE_LOOK ? b->count - TAKE_LOOK : 0;
 	int best = -1;
 	for (unsigned int i = b->count; i-- > low;) {
 		if (b->slot[i].nr == nr)
 			return (int)i;
-		if (larger && b->slot[i].nr > nr && (best < 0 || b->slot[i].nr < b->slot[best].nr))
+		if (b->slot[i].nr > nr && (best < 0 || b->slot[i].nr < b->slot[best].nr))
 			best = (int)i;
 	}
 	return best;
@@ -159,7 +159,7 @@ struct page *extent_bins_take(unsigned long nr, unsigned long *have)
 	for (struct extent_bin *b = bin_of(nr); b <= &bins[MAX_PAGE_ORDER]; b++) {
 		if (!READ_ONCE(b->count) || !bin_trylock(b))
 			continue;
-		int i = bin_find(b, nr, true);
+		int i = bin_find(b, nr);
 		struct page *page = i >= 0 ? bin_take_entry(b, i, have) : NULL;
 		bin_unlock(b);
 		if (page)

@@ -306,6 +306,19 @@ static inline __attribute__((always_inline)) void *take_kept(unsigned long nr)
 
 static __noinline void *alloc_fresh(size_t size, size_t align, gfp_t gfp);
 
+/*
+ * take_kept() for a calloc, out of line (rare): the whole extent cleared,
+ * since a larger one whose cut failed stays whole and malloc_usable_size()
+ * says so.
+ */
+static __noinline void *take_kept_cleared(unsigned long nr)
+{
+	void *p = take_kept(nr);
+	if (p)
+		memset(p, 0, memmap_virt_to_page(p)->nr_extent_pages << PAGE_SHIFT);
+	return p;
+}
+
 /* Inlined in both callers: a large block's malloc is mostly this CPU's kept extent. */
 static inline __attribute__((always_inline)) void *alloc_block(size_t size, size_t align, gfp_t gfp)
 {
@@ -321,9 +334,9 @@ static inline __attribute__((always_inline)) void *alloc_block(size_t size, size
 		 * to its peak).  Larger ones take the kernel's zero pages below.
 		 */
 		if (!release_now_would(nr)) {
-			void *p = take_kept(nr);
+			void *p = take_kept_cleared(nr);
 			if (p)
-				return memset(p, 0, nr << PAGE_SHIFT);
+				return p;
 		}
 	}
 	return alloc_fresh(size, align, gfp);
