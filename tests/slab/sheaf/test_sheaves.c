@@ -735,6 +735,31 @@ static void refill_checks_free_pointers(void)
 	/* The objects after the cut stay counted in use: destroy would report them. */
 }
 
+/*
+ * While a cache is small, a refill from a new slab links its pages only
+ * until the objects taken come to 16 KiB (slab_refill_bulk), not to the
+ * sheaf's capacity: a malloc of a large class must not take a whole slab.
+ */
+static void refill_links_few_pages(void)
+{
+	enum { SIZE = 4096, CAP = 32 };
+	cpu_set_t old;
+	pin_to_this_cpu(&old);
+	int cpu = sched_getcpu();
+	struct kmem_cache *s = sheaf_cache_create("sheaf-large", SIZE, CAP);
+	void *p = kmem_cache_alloc(s, GFP_KERNEL);
+	CHECK(p != NULL);
+	struct slab *slab = virt_to_slab(p);
+	CHECK(read_counters(slab).objects > 4);	/* pages to spare in the slab */
+	int m, sp;
+	slot_counts(s, (unsigned int)cpu, &m, &sp);
+	CHECK_EQ(m + 1, 4);		/* 4 objects of 4 KiB, one handed out */
+	CHECK_EQ(read_counters(slab).built, 4);
+	kmem_cache_free(s, p);
+	unpin(&old);
+	kmem_cache_destroy(s);
+}
+
 int main(void)
 {
 	kfree(kmalloc(8, GFP_KERNEL));	/* start the slab layer */
@@ -745,6 +770,7 @@ int main(void)
 	RUN(debug_caches_have_none);
 	RUN(double_free_parked);
 	RUN(refill_checks_free_pointers);
+	RUN(refill_links_few_pages);
 	RUN(shrink_and_destroy_flush);
 	RUN(attributes);
 	RUN(idle_decay);
