@@ -84,6 +84,20 @@ static struct { uintptr_t start, end; } own_cold[OWN_COLD_MAX];
 static unsigned int nr_own_cold;
 static bool own_shared;			/* libslub is a shared object: its mapping is the span */
 static pthread_once_t own_once = PTHREAD_ONCE_INIT;
+/*
+ * The layers' lists (stack_trace_add_own()), kept until the first frame
+ * is asked about: a program that never takes a stack never reads
+ * /proc/self/maps (at load that read brought in libc's stdio-free but
+ * string and strtoul pages, some 60 KiB of every process's RSS).
+ */
+#define OWN_LISTS_MAX 4
+static struct own_list {
+	const void *const *functions;
+	unsigned int nr;
+	bool cold;
+} own_lists[OWN_LISTS_MAX];
+static unsigned int nr_own_lists;	/* under own_lock */
+static bool own_found;			/* under own_lock: the lists were taken */
 
 static void own_span(uintptr_t start, uintptr_t end)
 {
@@ -122,23 +136,45 @@ static void add_own_function(const void *fn, bool cold)
 static void stack_trace_dump(int fd);
 static void report_site(void);
 
-/* Once: the shared object's text mapping, or this layer's and the report sink's functions. */
+static void add_own_list(const struct own_list *l)
+{
+	for (unsigned int i = 0; i < l->nr; i++)
+		add_own_function(l->functions[i], l->cold);
+}
+
+/*
+ * Once, at the first frame asked about: the shared object's text mapping,
+ * or this layer's and the report sink's functions and the lists the other
+ * layers gave.  The symbol lookups take no lock and no malloc (it may run
+ * inside an allocation's capture).
+ */
 static void find_own_text(void)
 {
 	struct maps_entry e;
 	char path[256];
-	if (maps_find((uintptr_t)&find_own_text, &e, path, sizeof(path)) && strstr(path, ".so")) {
+	bool shared = maps_find((uintptr_t)&find_own_text, &e, path, sizeof(path)) &&
+		      strstr(path, ".so");
+	if (shared) {
 		own_span(e.start, e.end);
 		__atomic_store_n(&own_shared, true, __ATOMIC_RELEASE);
-		return;
 	}
+	/* Taken with the flag set under one hold: a list given later is added by its giver. */
+	struct own_list lists[OWN_LISTS_MAX];
+	pthread_mutex_lock(&own_lock);
+	unsigned int nr = nr_own_lists;
+	memcpy(lists, own_lists, nr * sizeof(lists[0]));
+	own_found = true;
+	pthread_mutex_unlock(&own_lock);
+	if (shared)
+		return;
 	static const void *const functions[] = {
 		stack_trace_save, stack_trace_save_report, stack_trace_dump_report, stack_trace_dump,
 		report_site, report_abort, report_write, slub_report_begin, slub_report, slub_report_error,
 		slub_report_end, slub_report_call, slub_report_bug,
 	};
-	for (size_t i = 0; i < sizeof(functions) / sizeof(functions[0]); i++)
-		add_own_function(functions[i], false);
+	add_own_list(&(struct own_list){ functions, sizeof(functions) / sizeof(functions[0]), false });
+	for (unsigned int i = 0; i < nr; i++)
+		add_own_list(&lists[i]);
 }
 
 bool stack_trace_own_frame(uintptr_t addr)
@@ -155,11 +191,21 @@ bool stack_trace_own_frame(uintptr_t addr)
 
 void stack_trace_add_own(const void *const *functions, unsigned int nr, bool cold)
 {
+	struct own_list l = { functions, nr, cold };
+	pthread_mutex_lock(&own_lock);
+	bool found = own_found;
+	if (!found) {
+		if (nr_own_lists < OWN_LISTS_MAX)
+			own_lists[nr_own_lists++] = l;
+		else
+			found = true;	/* no room: looked up now */
+	}
+	pthread_mutex_unlock(&own_lock);
+	if (!found)
+		return;
 	pthread_once(&own_once, find_own_text);
-	if (__atomic_load_n(&own_shared, __ATOMIC_ACQUIRE))
-		return;		/* the mapping holds them all */
-	for (unsigned int i = 0; i < nr; i++)
-		add_own_function(functions[i], cold);
+	if (!__atomic_load_n(&own_shared, __ATOMIC_ACQUIRE))	/* else the mapping holds them */
+		add_own_list(&l);
 }
 
 /* ---- stacks for reports ------------------------------------------------------------- */

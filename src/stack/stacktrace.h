@@ -68,7 +68,8 @@ __hidden void stack_trace_print(const uintptr_t *entries, unsigned int nr, const
  * sit together in the text: the span from the first to the end of the
  * last of the functions on the way from an entry point to a capture or a
  * report, which each layer names once (stack_trace_add_own(), from a
- * constructor: sizes come from the symbol table; @cold: __cold ones,
+ * constructor; looked up at the first frame asked about: sizes come from
+ * the symbol table; @cold: __cold ones,
  * which the linker puts apart).
  */
 __hidden bool stack_trace_own_frame(uintptr_t addr);
