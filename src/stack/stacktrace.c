@@ -21,6 +21,7 @@
 #include "base/options.h"
 #include "base/os.h"
 #include "base/report.h"
+#include "base/start.h"
 
 /* Frames asked of the unwinder at most, ours and the skipped ones included. */
 #define STACK_TRACE_MAX 64
@@ -98,6 +99,18 @@ static struct own_list {
 } own_lists[OWN_LISTS_MAX];
 static unsigned int nr_own_lists;	/* under own_lock */
 static bool own_found;			/* under own_lock: the lists were taken */
+
+/*
+ * own_lock is taken now at a process's first stack, in any thread: a fork
+ * meanwhile must not leave the child's copy held.  Child only: a report
+ * holds report.c's lock around its stack, so taking own_lock in a prepare
+ * hook of that level would race it.
+ */
+static void stack_fork_child(void)
+{
+	pthread_mutex_init(&own_lock, NULL);
+}
+slub_initcall(stack_initcall, .fork_level = FORK_REPORT, .fork_child = stack_fork_child);
 
 static void own_span(uintptr_t start, uintptr_t end)
 {
