@@ -76,6 +76,15 @@ static char agent_path[AGENT_PATH_MAX];	/* set before the fd, under agent_lock's
 static struct agent_mem *agent_mem;
 static ino_t agent_listen_ino;
 static bool agent_exiting;		/* set by agent_at_exit before it looks */
+/*
+ * Held from the agent_exiting test through the bind to the fd's store, and
+ * by agent_at_exit: either the name is bound and stored first and the
+ * destructor removes it, or the thread sees the flag and binds nothing.
+ * (Without it a bind just after the destructor looked left the name: the
+ * thread died in exit_group before its own test.)  Nothing else is taken
+ * under it, and it is never held across a poll.
+ */
+static pthread_mutex_t agent_bind_lock = PTHREAD_MUTEX_INITIALIZER;
 
 bool slub_agent_wanted(void)
 {
@@ -379,6 +388,14 @@ static int agent_listen(char *why, size_t why_len)
 		snprintf(why, why_len, "socket: %s", strerror(errno));
 		return -errno;
 	}
+	pthread_mutex_lock(&agent_bind_lock);
+	/* The process is exiting (agent_at_exit): the name would outlive it. */
+	if (__atomic_load_n(&agent_exiting, __ATOMIC_SEQ_CST)) {
+		pthread_mutex_unlock(&agent_bind_lock);
+		close(fd);
+		snprintf(why, why_len, "the process is exiting");
+		return -ECANCELED;
+	}
 	/* Our pid's name: left by this process before an exec, or by a dead one. */
 	int r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	if (r && errno == EADDRINUSE) {
@@ -387,22 +404,21 @@ static int agent_listen(char *why, size_t why_len)
 	}
 	if (r)
 		goto fail;
-	/* The process is exiting (agent_at_exit): the name would outlive it. */
-	if (__atomic_load_n(&agent_exiting, __ATOMIC_SEQ_CST)) {
-		unlink(sun.sun_path);
-		close(fd);
-		snprintf(why, why_len, "the process is exiting");
-		return -ECANCELED;
-	}
 	chmod(sun.sun_path, 0600);
-	if (listen(fd, AGENT_CLIENTS))
+	if (listen(fd, AGENT_CLIENTS)) {
+		err = -errno;
+		unlink(sun.sun_path);
+		errno = -err;
 		goto fail;
+	}
 	memcpy(agent_path, sun.sun_path, sizeof(agent_path));
 	agent_listen_ino = ino_of(fd);
 	__atomic_store_n(&agent_listen_fd, fd, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&agent_bind_lock);
 	return 0;
 fail:
 	err = -errno;
+	pthread_mutex_unlock(&agent_bind_lock);
 	snprintf(why, why_len, "%s: %s", sun.sun_path, strerror(-err));
 	close(fd);
 	return err;
@@ -418,9 +434,12 @@ static void *agent_main(void *arg)
 	if (!slub_agent_wanted())
 		return NULL;
 	char why[AGENT_PATH_MAX + 96];
-	if (agent_listen(why, sizeof(why))) {
-		slub_warn("slub_agent: no socket (%s); slabinfo -p and slubfs cannot see this process",
-			  why);
+	int err = agent_listen(why, sizeof(why));
+	if (err) {
+		/* A process that ends before its agent listens is no error (seq, a shell's child). */
+		if (err != -ECANCELED)
+			slub_warn("slub_agent: no socket (%s); slabinfo -p and slubfs cannot see "
+				  "this process", why);
 		return NULL;
 	}
 	int lfd = agent_listen_fd;
@@ -514,6 +533,7 @@ void slub_agent_start(void)
 static void agent_fork_child(void)
 {
 	pthread_mutex_init(&agent_lock, NULL);
+	pthread_mutex_init(&agent_bind_lock, NULL);
 	if (!agent_pid)
 		return;
 	/* The parent's sockets: closed here, not removed (the parent still listens). */
@@ -543,15 +563,18 @@ __attribute__((destructor)) static void agent_at_exit(void)
 	if (agent_pid != getpid())
 		return;
 	__atomic_store_n(&agent_exiting, true, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&agent_bind_lock);
 	if (__atomic_load_n(&agent_listen_fd, __ATOMIC_SEQ_CST) >= 0) {
 		unlink(agent_path);
-		return;
+	} else {
+		char dir[AGENT_PATH_MAX], path[AGENT_PATH_MAX + 16];
+		struct stat st;
+		if (!agent_socket_dir(dir, sizeof(dir), false, NULL, 0)) {
+			snprintf(path, sizeof(path), "%.*s/%d.sock", AGENT_PATH_MAX - 1, dir,
+				 (int)getpid());
+			if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
+				unlink(path);
+		}
 	}
-	char dir[AGENT_PATH_MAX], path[AGENT_PATH_MAX + 16];
-	struct stat st;
-	if (agent_socket_dir(dir, sizeof(dir), false, NULL, 0))
-		return;
-	snprintf(path, sizeof(path), "%.*s/%d.sock", AGENT_PATH_MAX - 1, dir, (int)getpid());
-	if (!lstat(path, &st) && S_ISSOCK(st.st_mode))
-		unlink(path);
+	pthread_mutex_unlock(&agent_bind_lock);
 }
