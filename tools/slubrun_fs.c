@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "slubrun_fs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -62,6 +63,54 @@ static void helper_env(void)
 	unsetenv("SLUB_OPTIONS");
 }
 
+/*
+ * Why a live program's agent has no socket: whether it has a slub-agent
+ * thread, and if so its state and where it waits ("S poll", "D ..."), for
+ * the message.
+ */
+static void agent_thread_state(pid_t pid, char *buf, size_t len)
+{
+	snprintf(buf, len, "no slub-agent thread");
+	char path[64], text[64];
+	DIR *d;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/comm", (int)pid, de->d_name);
+		FILE *f = fopen(path, "r");
+		bool agent = f && fgets(text, sizeof(text), f) && !strcmp(text, "slub-agent\n");
+		if (f)
+			fclose(f);
+		if (!agent)
+			continue;
+		char state = '?', wchan[48] = "?";
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stat", (int)pid, de->d_name);
+		if ((f = fopen(path, "r"))) {
+			/* After the comm's closing parenthesis: " S ..." */
+			if (fgets(text, sizeof(text), f)) {
+				char *rp = strrchr(text, ')');
+				if (rp && rp[1] == ' ')
+					state = rp[2];
+			}
+			fclose(f);
+		}
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/wchan", (int)pid, de->d_name);
+		if ((f = fopen(path, "r"))) {
+			if (!fgets(wchan, sizeof(wchan), f))
+				snprintf(wchan, sizeof(wchan), "?");
+			fclose(f);
+		}
+		snprintf(buf, len, "its slub-agent thread %.16s is in state %c at %.47s", de->d_name,
+			 state, wchan);
+		break;
+	}
+	closedir(d);
+}
+
 /* A mount point: another device than its parent's. */
 static bool mounted(const char *path)
 {
@@ -93,9 +142,12 @@ void slubrun_fs_mount(struct slubrun_fs *fs, pid_t pid)
 		waited += 10;
 	}
 	if (stat(sock, &st)) {
-		if (program_alive(pid))
+		if (program_alive(pid)) {
+			char state[128];
+			agent_thread_state(pid, state, sizeof(state));
 			fprintf(stderr, "slubrun: --fs: pid %d's agent did not start (does it run on "
-				"libslub?); no tree mounted\n", (int)pid);
+				"libslub?  %s); no tree mounted\n", (int)pid, state);
+		}
 		return;
 	}
 	if (!mkdir(fs->path, 0700))
