@@ -438,15 +438,19 @@ static void unescape_octal(char *s)
 }
 
 /* A slubfs mount at @mnt in the mount table (a dead one's stat may still answer). */
-static bool slubfs_mounted_at(const char *mnt)
+/*
+ * The mount ID (mountinfo's first field) of the newest slubfs mount at
+ * @mnt, or -1 if none; with @id >= 0, @id if that mount is still there.
+ */
+static long slubfs_mount_id(const char *mnt, long id)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "r");
 	if (!f)
-		return false;
+		return -1;
 	char *line = NULL;
 	size_t cap = 0;
-	bool found = false;
-	while (!found && getline(&line, &cap, f) > 0) {
+	long found = -1;
+	while (getline(&line, &cap, f) > 0) {
 		char *fields[5], *save, *p = line;
 		int n = 0;
 		for (; n < 5 && (fields[n] = strtok_r(p, " ", &save)); n++)
@@ -455,7 +459,9 @@ static bool slubfs_mounted_at(const char *mnt)
 		if (n < 5 || !sep)
 			continue;
 		unescape_octal(fields[4]);
-		found = !strcmp(fields[4], mnt);
+		long this = strtol(fields[0], NULL, 10);
+		if (!strcmp(fields[4], mnt) && (id < 0 || this == id))
+			found = this;	/* the last one: mounts are listed oldest first */
 	}
 	free(line);
 	fclose(f);
@@ -470,14 +476,18 @@ static bool slubfs_mounted_at(const char *mnt)
  * is not connected"; 2 to 6 kill -9s in 100 on a loaded machine).  A child
  * forked before the mount (it holds neither the FUSE fd nor libfuse's
  * socket) waits on a pipe for us, the daemon after fuse_daemonize's fork
- * too, to die; gives fusermount3 a second; then unmounts a slubfs mount
- * still at @mnt.  A clean exit has unmounted first.
+ * too, to die; gives fusermount3 a second; then unmounts our mount if it
+ * is still at @mnt.  Ours by its mount ID, which we send once mounted: a
+ * guard that runs late must not take away the next slubfs's mount of the
+ * same directory (seen under ThreadSanitizer: a mount made 100 ms after
+ * a kill -9, gone a second later).  A clean exit has unmounted first.
+ * Returns the pipe's write end, or -1.
  */
-static void start_unmount_guard(const char *mnt)
+static int start_unmount_guard(const char *mnt)
 {
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC))
-		return;
+		return -1;
 	pid_t pid = fork();
 	if (pid == 0) {
 		signal(SIGINT, SIG_IGN);	/* a ^C is for slubfs, which unmounts */
@@ -488,11 +498,17 @@ static void start_unmount_guard(const char *mnt)
 		dup2(devnull, 1);
 		dup2(pipefd[0], 3);
 		close_range(4, ~0U, 0);	/* the agent's socket, ours: not to hold it open */
+		long id = -1;	/* none sent: we died as the mount appeared */
+		ssize_t got;
+		while ((got = read(3, &id, sizeof(id))) < 0 && errno == EINTR)
+			;
+		if (got != (ssize_t)sizeof(id))
+			id = -1;
 		char c;
-		while (read(3, &c, 1) < 0 && errno == EINTR)
+		while (got > 0 && (got = read(3, &c, 1)) != 0 && (got > 0 || errno == EINTR))
 			;
 		for (int i = 0; i < 20; i++) {
-			if (!slubfs_mounted_at(mnt))
+			if (slubfs_mount_id(mnt, id) < 0)
 				_exit(0);
 			struct timespec ts = { 0, 50 * 1000000L };
 			nanosleep(&ts, NULL);
@@ -501,6 +517,11 @@ static void start_unmount_guard(const char *mnt)
 		_exit(127);
 	}
 	close(pipefd[0]);	/* the write end stays open until we die */
+	if (pid < 0) {
+		close(pipefd[1]);
+		return -1;
+	}
+	return pipefd[1];
 }
 
 static void usage(FILE *out)
@@ -565,10 +586,16 @@ int main(int argc, char **argv)
 	struct fuse *f = fuse_new(&args, &slubfs_ops, sizeof(slubfs_ops), NULL);
 	if (!f)
 		return 1;
-	start_unmount_guard(mnt_path);	/* before the mount: a kill may come as it appears */
+	int guard = start_unmount_guard(mnt_path);	/* before the mount: a kill may come as it appears */
 	if (fuse_mount(f, mnt)) {
 		fuse_destroy(f);
 		return 1;
+	}
+	long id = slubfs_mount_id(mnt_path, -1);
+	if (guard >= 0 && id >= 0) {
+		/* Should this fail, the guard falls back to any slubfs mount at the path. */
+		ssize_t sent = write(guard, &id, sizeof(id));
+		(void)sent;
 	}
 	struct fuse_session *se = fuse_get_session(f);
 	int ret = 1;
