@@ -102,6 +102,11 @@ quit
 # The root's leaks file, kmemleak's: echo scan > runs the first scan (a
 # block is listed once two scans found it), cat runs the second and gives
 # the report slabinfo -p --leaks prints; any other write is refused.
+# A directory of its own: the SIGKILLed slubfs's auto_unmount helper
+# (libfuse's fusermount3) may still unmount by path a second later, and
+# took the next mount of the same directory (half the runs under TSan).
+mnt=$work/mnt4
+mkdir "$mnt"
 start "slub_agent slub_debug=U,agent_t_plain slub_leak_min_age=0"
 wait_socket "$pid"
 "$slubfs" "$pid" "$mnt" || fail "slubfs (4) failed"
