@@ -71,8 +71,13 @@ static void dry_zone_drains_other_cpus(void)
 		fprintf(stderr, "   (skipped: needs CPUs 0 and 1)\n");
 		return;
 	}
-	/* CPU 0's list holds a few pages... */
+	/*
+	 * CPU 0's list holds a few pages...  From empty lists: one the test
+	 * before left near high would send a batch back at these frees
+	 * (seen once under TSan in a loaded CI, where CPU 0 had run it).
+	 */
 	CHECK_EQ(pin_to_cpu(0), 0);
+	page_alloc_drain_pcp();
 	unsigned long held[4];
 	for (int i = 0; i < 4; i++)
 		held[i] = __get_free_page(GFP_KERNEL);
