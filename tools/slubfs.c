@@ -437,10 +437,10 @@ static void unescape_octal(char *s)
 	*out = 0;
 }
 
-/* A slubfs mount at @mnt in the mount table (a dead one's stat may still answer). */
 /*
  * The mount ID (mountinfo's first field) of the newest slubfs mount at
  * @mnt, or -1 if none; with @id >= 0, @id if that mount is still there.
+ * The mount table, since a dead mount's stat may still answer.
  */
 static long slubfs_mount_id(const char *mnt, long id)
 {
@@ -479,8 +479,7 @@ static long slubfs_mount_id(const char *mnt, long id)
  * too, to die; gives fusermount3 a second; then unmounts our mount if it
  * is still at @mnt.  Ours by its mount ID, which we send once mounted: a
  * guard that runs late must not take away the next slubfs's mount of the
- * same directory (seen under ThreadSanitizer: a mount made 100 ms after
- * a kill -9, gone a second later).  A clean exit has unmounted first.
+ * same directory.  A clean exit has unmounted first.
  * Returns the pipe's write end, or -1.
  */
 static int start_unmount_guard(const char *mnt)
