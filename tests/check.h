@@ -203,8 +203,10 @@ static inline int limit_address_space(size_t extra)
 static inline int child_under_address_limit(size_t extra, int (*fn)(void))
 {
 	pid_t pid = fork();
-	if (pid == 0)
+	if (pid == 0) {
+		check_failures = 0;	/* fn's own, not the parent's before it */
 		_exit(limit_address_space(extra) ? 2 : fn());
+	}
 	int status;
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;

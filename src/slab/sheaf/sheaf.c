@@ -411,15 +411,28 @@ void sheaf_teardown(struct kmem_cache *s)
 
 /* ---- allocation ----------------------------------------------------------------------- */
 
+/*
+ * May a request for @node (a named one, or NUMA_NO_NODE) take @object from
+ * a sheaf?  A sheaf mostly holds its CPU's node's objects, not only: the
+ * slot a thread without rseq uses is the one it used last, not its CPU's,
+ * and a thread may move between a free's node test and its push.  So a
+ * named node looks at the object itself, as the kernel's alloc_from_pcs().
+ */
+static inline bool sheaf_object_fits(const void *object, int node)
+{
+	return node == NUMA_NO_NODE || node_match(virt_to_slab(object), node);
+}
+
 /* Without rseq: the pop under the lock of the slot this thread used last. */
-static void *pop_locked(struct kmem_cache *s)
+static void *pop_locked(struct kmem_cache *s, int node)
 {
 	unsigned int cpu = cas_cpu_slot(s);
 	struct kmem_cache_cpu *c = cpu_slot(s, cpu);
 	void *object = NULL;
 	os_cpu_use(&slab_cpus, cpu);
 	slab_lock(&c->lock);
-	if (c->sheaf_size && c->sheaf_room)
+	if (c->sheaf_size && c->sheaf_room &&
+	    sheaf_object_fits(c->main->objects[c->sheaf_size - 1], node))
 		object = c->main->objects[--c->sheaf_size];
 	slab_unlock(&c->lock);
 	return object;
@@ -460,6 +473,23 @@ static void *alloc_from_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 	return main->objects[--main->size];
 }
 
+/*
+ * An object of another node than this CPU's: from that node's partial
+ * slabs, or a new slab there, passing by the sheaves (which hold mostly
+ * this node's objects), as the kernel's.
+ */
+static __noinline void *alloc_on_node(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	void *object;
+	slub_fork_handlers_check();
+	stat(s, ALLOC_SLOWPATH);
+	while (!slab_refill_bulk(s, &object, 1, node))
+		if (!slab_new_partial(s, gfp, node))
+			return NULL;
+	object_mark_allocated(s, object);
+	return object;
+}
+
 /* The slow path: main has no object, or there is no main. */
 static __noinline void *__sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
@@ -475,8 +505,15 @@ static __noinline void *__sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 		if (!c)
 			return slab_alloc_finish(s, gfp, node, NULL);
 		struct slab_sheaf *main = c->main;
-		if (main && (object = alloc_from_sheaves(s, c, &spill)))
-			break;
+		if (main && (object = alloc_from_sheaves(s, c, &spill))) {
+			if (likely(sheaf_object_fits(object, node)))
+				break;
+			c->main->size++;	/* another node's: left in the sheaf */
+			sheaf_unlock(s, c);
+			free_empty_sheaf(s, empty);
+			free_empty_sheaf(s, spill);
+			return alloc_on_node(s, gfp, node);
+		}
 		sheaf_unlock(s, c);
 		free_empty_sheaf(s, spill);
 		spill = NULL;
@@ -499,29 +536,12 @@ static __noinline void *__sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	return object;
 }
 
-/*
- * An object of another node than this CPU's: from that node's partial
- * slabs, or a new slab there, passing by the sheaves (which hold this
- * node's objects), as the kernel's.
- */
-static __noinline void *alloc_on_node(struct kmem_cache *s, gfp_t gfp, int node)
-{
-	void *object;
-	slub_fork_handlers_check();
-	stat(s, ALLOC_SLOWPATH);
-	while (!slab_refill_bulk(s, &object, 1, node))
-		if (!slab_new_partial(s, gfp, node))
-			return NULL;
-	object_mark_allocated(s, object);
-	return object;
-}
-
 void *sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	void *object;
 	if (unlikely(!node_match_cpu(node)))
 		return alloc_on_node(s, gfp, node);
-	if (slub_percpu_rseq || !(object = pop_locked(s)))
+	if (slub_percpu_rseq || !(object = pop_locked(s, node)))
 		return __sheaf_alloc(s, gfp, node);
 	stat(s, ALLOC_PCS);
 	object_mark_allocated(s, object);

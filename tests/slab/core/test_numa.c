@@ -133,6 +133,37 @@ static void node_directed(void)
 }
 
 /*
+ * A sheaf may hold another node's objects: here, without rseq, the sheaf
+ * of the slot the thread used last, on the CPU it left.  A request for
+ * the new CPU's node must not take them.
+ */
+static void node_directed_after_move(void)
+{
+	if (os_possible_cpus() < 2 || cpu_to_node(0) == cpu_to_node(1) || !pin(0))
+		return;
+	struct kmem_cache_args args = { .sheaf_capacity = 16 };
+	struct kmem_cache *s = kmem_cache_create("numa-moved", 96, &args, SLAB_NO_MERGE);
+	enum { N = 12 };
+	void *p[N];
+	for (int i = 0; i < N; i++)
+		p[i] = kmem_cache_alloc(s, GFP_KERNEL);
+	for (int i = 0; i < N; i++)
+		kmem_cache_free(s, p[i]);	/* parked in CPU 0's sheaf */
+	int node = cpu_to_node(1);
+	if (pin(1)) {
+		for (int i = 0; i < N; i++) {
+			p[i] = kmem_cache_alloc_node(s, GFP_KERNEL, node);
+			CHECK_EQ(object_nid(p[i]), node);
+		}
+		for (int i = 0; i < N; i++)
+			kmem_cache_free(s, p[i]);
+	}
+	unpin_all();
+	CHECK_EQ(slub_validate(s), 0);
+	kmem_cache_destroy(s);
+}
+
+/*
  * Without a node, a pinned thread's objects come from its CPU's node.  In
  * rseq mode only: the cmpxchg16b fast path keeps the slot of the thread's
  * last slow path (a hint, slab.h), whose cpu slab may be of the node the
@@ -391,6 +422,7 @@ int main(void)
 	RUN(fake_nodes);
 	RUN(pages_on_node);
 	RUN(node_directed);
+	RUN(node_directed_after_move);
 	RUN(local_node);
 	RUN(remote_frees);
 	RUN(node_figures);
