@@ -61,7 +61,7 @@ enum slub_opt_type { OPT_BOOL, OPT_INT, OPT_STRING };
 	X(thread_sheaves, "slub_thread_sheaves", OPT_BOOL, 1, 0, 1,          \
 	  "without rseq (valgrind, slub_rseq=0), malloc's classes keep a cache per thread of up to 32 free objects each (0: cmpxchg16b cpu slabs)") \
 	X(populate_slabs, "slub_populate_slabs", OPT_INT, 4, 0, 1048576,     \
-	  "slabs a cache holds before each new one is populated in one call, and its sheaf refills take more than 16 KiB (0: never)") \
+	  "slabs a cache holds before each new one is populated in one call, and its sheaf refills take more than a page's worth (0: never)") \
 	X(populate_pages, "slub_populate_pages", OPT_BOOL, 1, 0, 1,           \
 	  "fault in each untouched slab page with a call as the lazy link-up reaches it") \
 	X(malloc_split, "slub_malloc_split", OPT_INT, 16, 0, 1048576,         \

@@ -1574,10 +1574,9 @@ static unsigned int take_objects(struct kmem_cache *s, struct slab *slab, void *
  * refill stops once the objects taken come to REFILL_SMALL_BYTES: a sheaf
  * of 32 objects of 4 KiB would otherwise link, fault in and hold 128 KiB
  * for one malloc (as the 20 malloc classes above 4 KiB did at Python's
- * start-up).  A big cache refills whole: smaller refills cost it time (4
- * KiB objects, 4096 in flight: 10%).
+ * start-up), and one of 1.5 KiB objects 48 KiB.  A big cache refills
+ * whole: smaller refills cost it time (4 KiB objects, 4096 in flight: 10%).
  */
-#define REFILL_SMALL_BYTES (16u << 10)
 unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max, int node)
 {
 	struct kmem_cache_node *n = get_node(s, slab_search_node(node));

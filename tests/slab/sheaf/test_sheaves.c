@@ -737,12 +737,12 @@ static void refill_checks_free_pointers(void)
 
 /*
  * While a cache is small, a refill from a new slab links its pages only
- * until the objects taken come to 16 KiB (slab_refill_bulk), not to the
+ * until the objects taken come to a page's worth (slab_refill_bulk), not the
  * sheaf's capacity: a malloc of a large class must not take a whole slab.
  */
 static void refill_links_few_pages(void)
 {
-	enum { SIZE = 4096, CAP = 32 };
+	enum { SIZE = 1024, CAP = 32, WANT = REFILL_SMALL_BYTES / SIZE };
 	cpu_set_t old;
 	pin_to_this_cpu(&old);
 	int cpu = sched_getcpu();
@@ -750,11 +750,11 @@ static void refill_links_few_pages(void)
 	void *p = kmem_cache_alloc(s, GFP_KERNEL);
 	CHECK(p != NULL);
 	struct slab *slab = virt_to_slab(p);
-	CHECK(read_counters(slab).objects > 4);	/* pages to spare in the slab */
+	CHECK(read_counters(slab).objects > WANT);	/* pages to spare in the slab */
 	int m, sp;
 	slot_counts(s, (unsigned int)cpu, &m, &sp);
-	CHECK_EQ(m + 1, 4);		/* 4 objects of 4 KiB, one handed out */
-	CHECK_EQ(read_counters(slab).built, 4);
+	CHECK_EQ(m + 1, WANT);		/* one page's objects, one handed out */
+	CHECK_EQ(read_counters(slab).built, WANT);
 	kmem_cache_free(s, p);
 	unpin(&old);
 	kmem_cache_destroy(s);
