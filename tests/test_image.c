@@ -16,6 +16,9 @@
  *   - the largest variable of the bss (pcp_sets: 384 KiB, of which each
  *     process touches the first CPUs' entries) comes last in it, so that
  *     the small variables, which every process touches, share pages.
+ *   - with --hot LIST (cmake/hot_text.txt, the build's SLUB_HOT_TEXT): the
+ *     functions it names lie together, with no other function between
+ *     them, and most of them exist (a list gone stale lays out nothing).
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -63,6 +66,87 @@ static void check_bss_order(const char *path, const unsigned char *file, const E
 	fprintf(stderr, "   %s: largest bss variable %s (%lu KiB), last %s\n", path,
 		names + largest->st_name, (unsigned long)(largest->st_size >> 10),
 		names + last->st_name);
+}
+
+static const char *hot_list;	/* --hot LIST */
+
+/* Is @name one of hot_list's functions, or the cold part of one (NAME.cold)? */
+static bool listed_hot(const char *name, char *const *hot, size_t nr)
+{
+	size_t len = strlen(name);
+	if (len > 5 && !strcmp(name + len - 5, ".cold"))
+		len -= 5;
+	for (size_t i = 0; i < nr; i++)
+		if (!strncmp(hot[i], name, len) && !hot[i][len])
+			return true;
+	return false;
+}
+
+static void check_hot_text(const char *path, const unsigned char *file, const Elf64_Ehdr *eh)
+{
+	FILE *f = fopen(hot_list, "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	static char *hot[4096];
+	size_t nr = 0;
+	char line[512];
+	while (nr < 4096 && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (line[0] && line[0] != '#')
+			hot[nr++] = strdup(line);
+	}
+	fclose(f);
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(file + eh->e_shoff);
+	int symtab = -1;
+	for (int i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_type == SHT_SYMTAB)
+			symtab = i;
+	if (symtab < 0) {
+		fprintf(stderr, "   %s: no symbol table (stripped?): hot text not checked\n", path);
+		return;
+	}
+	const Elf64_Sym *sym = (const Elf64_Sym *)(file + sh[symtab].sh_offset);
+	const char *names = (const char *)(file + sh[sh[symtab].sh_link].sh_offset);
+	uint64_t n = sh[symtab].sh_size / sizeof(*sym);
+	/* The listed functions' span, then any other function inside it. */
+	static uint64_t at[8192];	/* the listed functions' addresses: their aliases are theirs */
+	uint64_t lo = UINT64_MAX, hi = 0, bytes = 0;
+	size_t found = 0;
+	for (uint64_t k = 0; k < n; k++) {
+		if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || !sym[k].st_size ||
+		    !listed_hot(names + sym[k].st_name, hot, nr))
+			continue;
+		if (found < 8192)
+			at[found] = sym[k].st_value;
+		found++;
+		bytes += sym[k].st_size;
+		if (sym[k].st_value < lo)
+			lo = sym[k].st_value;
+		if (sym[k].st_value + sym[k].st_size > hi)
+			hi = sym[k].st_value + sym[k].st_size;
+	}
+	unsigned between = 0;
+	for (uint64_t k = 0; k < n; k++) {
+		if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || !sym[k].st_size ||
+		    sym[k].st_value < lo || sym[k].st_value >= hi ||
+		    listed_hot(names + sym[k].st_name, hot, nr))
+			continue;
+		bool alias = false;
+		for (size_t i = 0; i < found && i < 8192; i++)
+			alias = alias || at[i] == sym[k].st_value;
+		if (alias)
+			continue;
+		if (between++ < 5)
+			fprintf(stderr, "   %s: %s lies among the hot functions\n", path,
+				names + sym[k].st_name);
+	}
+	fprintf(stderr, "   %s: %zu of %zu hot functions found, %lu KiB in a span of %lu KiB\n",
+		path, found, nr, (unsigned long)(bytes >> 10), (unsigned long)((hi - lo) >> 10));
+	CHECK(found * 2 >= nr);
+	CHECK_EQ(between, 0);
+	for (size_t i = 0; i < nr; i++)
+		free(hot[i]);
 }
 
 static void check_image(const char *path)
@@ -128,6 +212,8 @@ static void check_image(const char *path)
 	CHECK_EQ(dtpmod, 0);
 	CHECK_EQ(self_bound, 0);
 	check_bss_order(path, file, eh);
+	if (hot_list)
+		check_hot_text(path, file, eh);
 	fprintf(stderr, "   %s: image %lu KiB, %u dynamic TLS relocations, "
 		"%u own functions through the PLT\n", path,
 		(unsigned long)((hi - lo) >> 10), dtpmod, self_bound);
@@ -136,8 +222,15 @@ static void check_image(const char *path)
 
 int main(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++)
+	int libs = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--hot") && i + 1 < argc) {
+			hot_list = argv[++i];
+			continue;
+		}
 		check_image(argv[i]);
-	CHECK(argc > 1);
+		libs++;
+	}
+	CHECK(libs > 0);
 	return check_done();
 }
