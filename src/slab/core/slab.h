@@ -907,7 +907,7 @@ __hidden struct kmem_cache_cpu *slab_lock_cpu_slot(struct kmem_cache *s, unsigne
 /* Bulk work for the sheaves: see slub.c. */
 #define REFILL_SMALL_BYTES 4096u	/* a small cache's refill: one page's worth (slub.c) */
 __hidden unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max, int node);
-__hidden bool slab_new_partial(struct kmem_cache *s, gfp_t gfp, int node);
+__hidden bool slab_new_partial(struct kmem_cache *s, gfp_t gfp, int *node);
 __hidden void slab_free_bulk(struct kmem_cache *s, void **p, unsigned int nr);
 
 __hidden void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node);

@@ -223,18 +223,32 @@ static void layout_release(struct kmem_cache_node *n)
 
 static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node);
 
-/*
- * A new slab on @node, or on this CPU's for NUMA_NO_NODE: the node is
- * chosen here, once, so that the list counted and the page's node agree
- * even if the thread moves meanwhile (the page allocator takes it as is).
- */
-static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
+/* A new slab on @node exactly: held and counted on that node (layout_hold). */
+static struct slab *allocate_slab_on(struct kmem_cache *s, gfp_t gfp, int node)
 {
-	node = slab_search_node(node);
 	struct kmem_cache_node *n = get_node(s, node);
 	layout_hold(s, n);
 	struct slab *slab = __allocate_slab(s, gfp, node);
 	layout_release(n);
+	return slab;
+}
+
+/*
+ * A new slab on @node, or on this CPU's for NUMA_NO_NODE: the node is
+ * chosen here, once, so that the list counted and the page's node agree
+ * even if the thread moves meanwhile (the page allocator takes it as is).
+ * As the kernel's ___slab_alloc(), a node with no pages left lends its
+ * turn to the next that has some, unless __GFP_THISNODE: the slab is then
+ * of that node (slab_nid()), its lists and counts that node's.
+ */
+static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	int home = slab_search_node(node);
+	struct slab *slab = allocate_slab_on(s, gfp, home);
+	if (likely(slab) || (gfp & __GFP_THISNODE) || nr_node_ids == 1)
+		return slab;
+	for (unsigned int i = 1; !slab && i < nr_node_ids; i++)
+		slab = allocate_slab_on(s, gfp, (int)((home + i) % nr_node_ids));
 	return slab;
 }
 
@@ -1603,16 +1617,21 @@ unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max, 
 	return got;
 }
 
-/* A new slab at the head of its node's partial list, for the next refill. */
-bool slab_new_partial(struct kmem_cache *s, gfp_t gfp, int node)
+/*
+ * A new slab at the head of its node's partial list, for the next refill:
+ * *@node's (NUMA_NO_NODE: this CPU's), or another's if that one has no
+ * pages left (allocate_slab), whose number *@node becomes.
+ */
+bool slab_new_partial(struct kmem_cache *s, gfp_t gfp, int *node)
 {
-	struct slab *slab = allocate_slab(s, gfp, node);
+	struct slab *slab = allocate_slab(s, gfp, *node);
 	if (unlikely(!slab)) {
 		slab_out_of_memory(s, gfp);
 		errno = ENOMEM;
 		return false;
 	}
 	stat(s, ALLOC_SLAB);
+	*node = slab_nid(slab);
 	struct kmem_cache_node *n = slab_node(s, slab);
 	slab_lock(&n->list_lock);
 	add_partial(n, slab, false);

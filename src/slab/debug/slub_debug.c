@@ -101,7 +101,7 @@ static void *debug_alloc_locked(struct kmem_cache *s, gfp_t gfp, int node, unsig
 	for (;;) {
 		if (list_empty(&n->partial)) {
 			pthread_mutex_unlock(&n->list_lock);
-			slab = slab_new(s, gfp, searchnode);
+			slab = slab_new(s, gfp | __GFP_THISNODE, searchnode);
 			if (!slab) {
 				slab_oom(s, gfp);
 				errno = ENOMEM;

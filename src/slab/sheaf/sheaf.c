@@ -420,7 +420,7 @@ void sheaf_teardown(struct kmem_cache *s)
  */
 static inline bool sheaf_object_fits(const void *object, int node)
 {
-	return node == NUMA_NO_NODE || node_match(virt_to_slab(object), node);
+	return node == NUMA_NO_NODE || nr_node_ids == 1 || node_match(virt_to_slab(object), node);
 }
 
 /* Without rseq: the pop under the lock of the slot this thread used last. */
@@ -440,11 +440,11 @@ static void *pop_locked(struct kmem_cache *s, int node)
 
 /*
  * Steps 1 to 4 of the allocation (main exists, the slot is retired): an
- * object, or NULL when the node has no partial slab left.  An empty sheaf
- * the barn has no room for goes to *@spill.
+ * object, or NULL when @node (NUMA_NO_NODE: this CPU's) has no partial
+ * slab left.  An empty sheaf the barn has no room for goes to *@spill.
  */
 static void *alloc_from_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
-				struct slab_sheaf **spill)
+				struct slab_sheaf **spill, int node)
 {
 	struct slab_sheaf *main = c->main, *spare = c->spare;
 	if (!main->size) {
@@ -462,8 +462,7 @@ static void *alloc_from_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			stat(s, BARN_GET);
 		} else {
 			stat(s, BARN_GET_FAIL);
-			main->size = slab_refill_bulk(s, main->objects, s->sheaf_capacity,
-						      NUMA_NO_NODE);
+			main->size = slab_refill_bulk(s, main->objects, s->sheaf_capacity, node);
 			if (!main->size)
 				return NULL;
 			stat(s, SHEAF_REFILL);
@@ -478,16 +477,22 @@ static void *alloc_from_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
  * slabs, or a new slab there, passing by the sheaves (which hold mostly
  * this node's objects), as the kernel's.
  */
-static __noinline void *alloc_on_node(struct kmem_cache *s, gfp_t gfp, int node)
+static void *object_on_node(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	void *object;
-	slub_fork_handlers_check();
-	stat(s, ALLOC_SLOWPATH);
+	/* The node of the last new slab: @node's, or the next one's if it had no pages. */
 	while (!slab_refill_bulk(s, &object, 1, node))
-		if (!slab_new_partial(s, gfp, node))
+		if (!slab_new_partial(s, gfp, &node))
 			return NULL;
 	object_mark_allocated(s, object);
 	return object;
+}
+
+static __noinline void *alloc_on_node(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	slub_fork_handlers_check();
+	stat(s, ALLOC_SLOWPATH);
+	return object_on_node(s, gfp, node);
 }
 
 /* The slow path: main has no object, or there is no main. */
@@ -496,6 +501,7 @@ static __noinline void *__sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 	struct slab_sheaf *empty = NULL, *spill = NULL;
 	struct kmem_cache_cpu *c;
 	void *object;
+	int refill = NUMA_NO_NODE;	/* this CPU's node, until its pages ran out */
 
 	slub_fork_handlers_check();
 	stat(s, ALLOC_SLOWPATH);
@@ -505,14 +511,14 @@ static __noinline void *__sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 		if (!c)
 			return slab_alloc_finish(s, gfp, node, NULL);
 		struct slab_sheaf *main = c->main;
-		if (main && (object = alloc_from_sheaves(s, c, &spill))) {
+		if (main && (object = alloc_from_sheaves(s, c, &spill, refill))) {
 			if (likely(sheaf_object_fits(object, node)))
 				break;
 			c->main->size++;	/* another node's: left in the sheaf */
 			sheaf_unlock(s, c);
 			free_empty_sheaf(s, empty);
 			free_empty_sheaf(s, spill);
-			return alloc_on_node(s, gfp, node);
+			return object_on_node(s, gfp, node);
 		}
 		sheaf_unlock(s, c);
 		free_empty_sheaf(s, spill);
@@ -524,7 +530,7 @@ static __noinline void *__sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 				errno = ENOMEM;
 				return NULL;
 			}
-		} else if (!slab_new_partial(s, gfp, node)) {
+		} else if (!slab_new_partial(s, gfp, &refill)) {
 			return NULL;
 		}
 	}

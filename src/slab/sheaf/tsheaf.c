@@ -247,8 +247,9 @@ void *tsheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 		/* Half the room: the next frees have room, the next allocations objects. */
 		slub_fork_handlers_check();
 		kfence_tick();
-		while (!(n = slab_refill_bulk(s, sh->objects, (sh->room + 1) / 2, NUMA_NO_NODE)))
-			if (!slab_new_partial(s, gfp, node) || !READ_ONCE(s->tsheaf_off))
+		int refill = node;	/* one node (tsheaf_enabled): any is it */
+		while (!(n = slab_refill_bulk(s, sh->objects, (sh->room + 1) / 2, refill)))
+			if (!slab_new_partial(s, gfp, &refill) || !READ_ONCE(s->tsheaf_off))
 				return NULL;	/* no memory, or debug switched on: the other paths */
 		stat(s, TSHEAF_REFILL);
 	}

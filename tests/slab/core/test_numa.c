@@ -375,11 +375,43 @@ static int drain_node_two(void)
 		__free_pages(page, 0);
 	}
 	/*
-	 * The slab layer does not take the fallback: a slab is of the node it
-	 * was made for (its counts, lists and refills assume so).
+	 * The slab layer, as the kernel's: __GFP_THISNODE gets nothing, else a
+	 * slab of another node, counted and listed there; the same for a
+	 * thread on one of node 2's CPUs asking for no node.  With and
+	 * without sheaves (their refills must look where the slab went).
 	 */
-	struct kmem_cache *s = kmem_cache_create("numa-dry", 2048, 0, SLAB_NO_MERGE, NULL);
-	CHECK(!s || kmem_cache_alloc_node(s, GFP_KERNEL | __GFP_NOWARN, 2) == NULL);
+	struct kmem_cache_args args = { .sheaf_capacity = 16 };
+	struct kmem_cache *caches[2] = {
+		kmem_cache_create("numa-dry", 2048, 0, SLAB_NO_MERGE, NULL),
+		kmem_cache_create("numa-dry-sheaves", 2048, &args, SLAB_NO_MERGE),
+	};
+	bool on_two = os_possible_cpus() >= 2 && cpu_to_node(1) == 2 && pin(1);
+	for (int k = 0; k < 2; k++) {
+		struct kmem_cache *s = caches[k];
+		CHECK(s != NULL);
+		if (!s)
+			continue;
+		CHECK(kmem_cache_alloc_node(s, GFP_KERNEL | __GFP_THISNODE | __GFP_NOWARN, 2) == NULL);
+		enum { N = 40 };	/* more than a slab, and than a sheaf */
+		void *p[2][N] = { { NULL } };
+		for (int i = 0; i < N; i++) {
+			p[0][i] = kmem_cache_alloc_node(s, GFP_KERNEL | __GFP_NOWARN, 2);
+			CHECK(p[0][i] && object_nid(p[0][i]) != 2);
+			if (on_two) {
+				p[1][i] = kmem_cache_alloc(s, GFP_KERNEL | __GFP_NOWARN);
+				CHECK(p[1][i] && object_nid(p[1][i]) != 2);
+			}
+		}
+		CHECK_EQ(slub_validate(s), 0);
+		for (int i = 0; i < N; i++) {
+			for (int j = 0; j < 2; j++)
+				if (p[j][i])
+					kmem_cache_free(s, p[j][i]);
+		}
+		CHECK_EQ(slub_validate(s), 0);
+	}
+	if (on_two)
+		unpin_all();
 	return check_failures;
 }
 
