@@ -223,32 +223,40 @@ static void layout_release(struct kmem_cache_node *n)
 
 static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node);
 
-/* A new slab on @node exactly: held and counted on that node (layout_hold). */
-static struct slab *allocate_slab_on(struct kmem_cache *s, gfp_t gfp, int node)
+static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int *node);
+
+/* The nodes after @home in turn, each with __GFP_THISNODE; *@node the one that gave. */
+static __noinline struct slab *allocate_slab_elsewhere(struct kmem_cache *s, gfp_t gfp, int home,
+						       int *node)
 {
-	struct kmem_cache_node *n = get_node(s, node);
-	layout_hold(s, n);
-	struct slab *slab = __allocate_slab(s, gfp, node);
-	layout_release(n);
-	return slab;
+	for (unsigned int i = 1; i < nr_node_ids; i++) {
+		*node = (int)((unsigned int)(home + (int)i) % nr_node_ids);
+		struct slab *slab = allocate_slab(s, gfp | __GFP_THISNODE, node);
+		if (slab)
+			return slab;
+	}
+	return NULL;
 }
 
 /*
- * A new slab on @node, or on this CPU's for NUMA_NO_NODE: the node is
+ * A new slab on *@node, or on this CPU's for NUMA_NO_NODE: the node is
  * chosen here, once, so that the list counted and the page's node agree
  * even if the thread moves meanwhile (the page allocator takes it as is).
  * As the kernel's ___slab_alloc(), a node with no pages left lends its
  * turn to the next that has some, unless __GFP_THISNODE: the slab is then
- * of that node (slab_nid()), its lists and counts that node's.
+ * of that node, held and counted there.  *@node becomes the slab's node.
+ * One call of __allocate_slab(), which stays inlined.
  */
-static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
+static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int *node)
 {
-	int home = slab_search_node(node);
-	struct slab *slab = allocate_slab_on(s, gfp, home);
-	if (likely(slab) || (gfp & __GFP_THISNODE) || nr_node_ids == 1)
-		return slab;
-	for (unsigned int i = 1; !slab && i < nr_node_ids; i++)
-		slab = allocate_slab_on(s, gfp, (int)((home + i) % nr_node_ids));
+	int home = slab_search_node(*node);
+	struct kmem_cache_node *n = get_node(s, home);
+	layout_hold(s, n);
+	struct slab *slab = __allocate_slab(s, gfp, home);
+	layout_release(n);
+	*node = home;
+	if (unlikely(!slab) && !(gfp & __GFP_THISNODE) && nr_node_ids > 1)
+		return allocate_slab_elsewhere(s, gfp, home, node);
 	return slab;
 }
 
@@ -356,7 +364,7 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 
 struct slab *slab_new(struct kmem_cache *s, gfp_t gfp, int node)
 {
-	struct slab *slab = allocate_slab(s, gfp, node);
+	struct slab *slab = allocate_slab(s, gfp, &node);
 	if (slab)
 		stat(s, ALLOC_SLAB);
 	return slab;
@@ -1289,7 +1297,8 @@ again:
 		slab_unlock(&c->lock);
 		if (adopt_lone_slabs(s, cpu))
 			goto again;
-		slab = allocate_slab(s, gfp, node);
+		int made_on = node;	/* node, or another if it had no pages */
+		slab = allocate_slab(s, gfp, &made_on);
 		if (unlikely(!slab)) {
 			slab_out_of_memory(s, gfp);
 			errno = ENOMEM;
@@ -1624,15 +1633,14 @@ unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max, 
  */
 bool slab_new_partial(struct kmem_cache *s, gfp_t gfp, int *node)
 {
-	struct slab *slab = allocate_slab(s, gfp, *node);
+	struct slab *slab = allocate_slab(s, gfp, node);
 	if (unlikely(!slab)) {
 		slab_out_of_memory(s, gfp);
 		errno = ENOMEM;
 		return false;
 	}
 	stat(s, ALLOC_SLAB);
-	*node = slab_nid(slab);
-	struct kmem_cache_node *n = slab_node(s, slab);
+	struct kmem_cache_node *n = get_node(s, *node);
 	slab_lock(&n->list_lock);
 	add_partial(n, slab, false);
 	slab_unlock(&n->list_lock);
