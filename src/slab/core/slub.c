@@ -223,41 +223,71 @@ static void layout_release(struct kmem_cache_node *n)
 
 static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node);
 
-static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int *node);
-
-/* The nodes after @home in turn, each with __GFP_THISNODE; *@node the one that gave. */
-static __noinline struct slab *allocate_slab_elsewhere(struct kmem_cache *s, gfp_t gfp, int home,
-						       int *node)
+/* May an allocation with @gfp take another node's slab (its node has no pages left)? */
+static inline bool may_fall_back(gfp_t gfp)
 {
-	for (unsigned int i = 1; i < nr_node_ids; i++) {
-		*node = (int)((unsigned int)(home + (int)i) % nr_node_ids);
-		struct slab *slab = allocate_slab(s, gfp | __GFP_THISNODE, node);
-		if (slab)
-			return slab;
-	}
-	return NULL;
+	return !(gfp & __GFP_THISNODE) && nr_node_ids > 1;
 }
 
 /*
  * A new slab on *@node, or on this CPU's for NUMA_NO_NODE: the node is
  * chosen here, once, so that the list counted and the page's node agree
  * even if the thread moves meanwhile (the page allocator takes it as is).
- * As the kernel's ___slab_alloc(), a node with no pages left lends its
- * turn to the next that has some, unless __GFP_THISNODE: the slab is then
- * of that node, held and counted there.  *@node becomes the slab's node.
- * One call of __allocate_slab(), which stays inlined.
+ * *@node becomes that node.  One call of __allocate_slab(), which stays
+ * inlined.  When another node may serve instead (may_fall_back), a failure
+ * here is no end: __GFP_NOFAIL waits in allocate_slab_elsewhere(), over
+ * every node, not on this one alone.
  */
 static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int *node)
 {
 	int home = slab_search_node(*node);
 	struct kmem_cache_node *n = get_node(s, home);
+	if (may_fall_back(gfp))
+		gfp &= ~__GFP_NOFAIL;
 	layout_hold(s, n);
 	struct slab *slab = __allocate_slab(s, gfp, home);
 	layout_release(n);
 	*node = home;
-	if (unlikely(!slab) && !(gfp & __GFP_THISNODE) && nr_node_ids > 1)
-		return allocate_slab_elsewhere(s, gfp, home, node);
 	return slab;
+}
+
+/*
+ * After allocate_slab() found @home without pages, and the caller found no
+ * partial slab on any node: a new slab on the next node that has pages, as
+ * the kernel's ___slab_alloc() falls back (held and counted there; *@node
+ * becomes it).  __GFP_NOFAIL goes round every node until one has some.
+ */
+static __noinline struct slab *allocate_slab_elsewhere(struct kmem_cache *s, gfp_t gfp, int home,
+						       int *node)
+{
+	gfp_t each = (gfp & ~__GFP_NOFAIL) | __GFP_THISNODE | __GFP_NOWARN;
+	for (;;) {
+		for (unsigned int i = 1; i <= nr_node_ids; i++) {	/* home last */
+			*node = (int)((unsigned int)(home + (int)i) % nr_node_ids);
+			struct slab *slab = allocate_slab(s, each, node);
+			if (slab)
+				return slab;
+		}
+		if (!(gfp & __GFP_NOFAIL))
+			return NULL;
+		static struct slub_ratelimit rs;
+		if (slub_ratelimit(&rs))
+			slub_warn("%s: __GFP_NOFAIL slab allocation failed on every node; retrying "
+				  "until memory is freed", s->name);
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* A node other than @home with partial slabs, or NUMA_NO_NODE. */
+static int node_with_partial(struct kmem_cache *s, int home)
+{
+	for (unsigned int i = 1; i < nr_node_ids; i++) {
+		int node = (int)((unsigned int)(home + (int)i) % nr_node_ids);
+		if (READ_ONCE(get_node(s, node)->nr_partial))
+			return node;
+	}
+	return NUMA_NO_NODE;
 }
 
 static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
@@ -1144,12 +1174,12 @@ static struct slab *get_partial_node(struct kmem_cache *s, struct kmem_cache_nod
  * whose last few slabs stay for its own CPUs.
  */
 static struct slab *get_any_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
-				    void **freelist, int skip)
+				    void **freelist, int skip, unsigned long keep)
 {
 	for (unsigned int i = 1; i < nr_node_ids; i++) {
 		int node = (int)(((unsigned int)skip + i) % nr_node_ids);
 		struct kmem_cache_node *n = get_node(s, node);
-		if (READ_ONCE(n->nr_partial) <= READ_ONCE(s->min_partial))
+		if (READ_ONCE(n->nr_partial) <= keep)
 			continue;
 		struct slab *slab = get_partial_node(s, n, c, freelist);
 		if (slab)
@@ -1160,18 +1190,20 @@ static struct slab *get_any_partial(struct kmem_cache *s, struct kmem_cache_cpu 
 
 /*
  * A partial slab for an allocation on @node: that node's (this CPU's for
- * NUMA_NO_NODE), else, unless the caller named a node, any node's.  The
- * kernel's get_partial() with __GFP_THISNODE set for a named node, as its
- * first try (a new slab on the node comes before another node's).
+ * NUMA_NO_NODE), else, unless the caller named a node, any node's beyond
+ * its min_partial.  The kernel's get_partial() with __GFP_THISNODE set for
+ * a named node, as its first try (a new slab on the node comes before
+ * another node's).  @dry: the node had no pages for a new slab: any node's
+ * partial slab, before a new slab elsewhere (the kernel's second try).
  */
 static struct slab *get_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
-				void **freelist, int node)
+				void **freelist, int node, bool dry)
 {
 	int searchnode = slab_search_node(node);
 	struct slab *slab = get_partial_node(s, get_node(s, searchnode), c, freelist);
-	if (slab || node != NUMA_NO_NODE || nr_node_ids == 1)
+	if (slab || (node != NUMA_NO_NODE && !dry) || nr_node_ids == 1)
 		return slab;
-	return get_any_partial(s, c, freelist, searchnode);
+	return get_any_partial(s, c, freelist, searchnode, dry ? 0 : READ_ONCE(s->min_partial));
 }
 
 /*
@@ -1249,6 +1281,7 @@ void *__slab_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 
 	stat(s, ALLOC_SLOWPATH);
 	kfence_tick();
+	bool dry = false;	/* the node had no pages: any node's partial slab (get_partial) */
 again:
 	c = slab_lock_cpu_slot(s, &cpu);
 	if (unlikely(kmem_cache_debug(s))) {	/* switched on meanwhile (slab_set_debug) */
@@ -1285,7 +1318,7 @@ again:
 	}
 	slab = get_cpu_partial(s, c, &object, node);
 	if (!slab)
-		slab = get_partial(s, c, &object, node);
+		slab = get_partial(s, c, &object, node, dry);
 	if (!slab) {
 		/*
 		 * A new slab, made with the slot open and unlocked, as the
@@ -1297,8 +1330,15 @@ again:
 		slab_unlock(&c->lock);
 		if (adopt_lone_slabs(s, cpu))
 			goto again;
-		int made_on = node;	/* node, or another if it had no pages */
+		int made_on = node;
 		slab = allocate_slab(s, gfp, &made_on);
+		if (unlikely(!slab) && may_fall_back(gfp)) {
+			if (!dry) {
+				dry = true;
+				goto again;
+			}
+			slab = allocate_slab_elsewhere(s, gfp, made_on, &made_on);
+		}
 		if (unlikely(!slab)) {
 			slab_out_of_memory(s, gfp);
 			errno = ENOMEM;
@@ -1637,12 +1677,21 @@ unsigned int slab_refill_bulk(struct kmem_cache *s, void **p, unsigned int max, 
 
 /*
  * A new slab at the head of its node's partial list, for the next refill:
- * *@node's (NUMA_NO_NODE: this CPU's), or another's if that one has no
- * pages left (allocate_slab), whose number *@node becomes.
+ * *@node's (NUMA_NO_NODE: this CPU's).  If that node has no pages left and
+ * another may serve (may_fall_back), *@node becomes a node with partial
+ * slabs already, else one where a new slab could be made.
  */
 bool slab_new_partial(struct kmem_cache *s, gfp_t gfp, int *node)
 {
 	struct slab *slab = allocate_slab(s, gfp, node);
+	if (unlikely(!slab) && may_fall_back(gfp)) {
+		int other = node_with_partial(s, *node);
+		if (other != NUMA_NO_NODE) {
+			*node = other;
+			return true;
+		}
+		slab = allocate_slab_elsewhere(s, gfp, *node, node);
+	}
 	if (unlikely(!slab)) {
 		slab_out_of_memory(s, gfp);
 		errno = ENOMEM;

@@ -33,6 +33,7 @@
 #include "slab/core/slab.h"
 #include "slab/core/slab_common.h"
 #include "slab/debug/kfence.h"
+#include "slab/debug/slab_debug.h"
 
 #include <errno.h>
 
@@ -480,10 +481,13 @@ static void *alloc_from_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 static void *object_on_node(struct kmem_cache *s, gfp_t gfp, int node)
 {
 	void *object;
-	/* The node of the last new slab: @node's, or the next one's if it had no pages. */
-	while (!slab_refill_bulk(s, &object, 1, node))
+	/* @node, or the node slab_new_partial() sent us to if it had no pages. */
+	while (!slab_refill_bulk(s, &object, 1, node)) {
+		if (unlikely(kmem_cache_debug(s)))	/* switched on: a refill takes nothing */
+			return slab_alloc_finish(s, gfp, node, NULL);
 		if (!slab_new_partial(s, gfp, &node))
 			return NULL;
+	}
 	object_mark_allocated(s, object);
 	return object;
 }

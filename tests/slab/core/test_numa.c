@@ -393,7 +393,7 @@ static int drain_node_two(void)
 			continue;
 		CHECK(kmem_cache_alloc_node(s, GFP_KERNEL | __GFP_THISNODE | __GFP_NOWARN, 2) == NULL);
 		enum { N = 40 };	/* more than a slab, and than a sheaf */
-		void *p[2][N] = { { NULL } };
+		void *p[3][N] = { { NULL } };
 		for (int i = 0; i < N; i++) {
 			p[0][i] = kmem_cache_alloc_node(s, GFP_KERNEL | __GFP_NOWARN, 2);
 			CHECK(p[0][i] && object_nid(p[0][i]) != 2);
@@ -401,10 +401,18 @@ static int drain_node_two(void)
 				p[1][i] = kmem_cache_alloc(s, GFP_KERNEL | __GFP_NOWARN);
 				CHECK(p[1][i] && object_nid(p[1][i]) != 2);
 			}
+			/* Not a wait on node 2 alone (alarm: a hang fails the child). */
+			alarm(10);
+			p[2][i] = kmem_cache_alloc_node(s, GFP_KERNEL | __GFP_NOFAIL, 2);
+			alarm(0);
+			CHECK(p[2][i] && object_nid(p[2][i]) != 2);
 		}
+		/* Each taken from the slabs made elsewhere, not a new slab each. */
+		unsigned int per = oo_objects(s->oo), objects = (2 + on_two) * N;
+		CHECK(slab_nr_slabs(s) <= (objects + per - 1) / per + 3);
 		CHECK_EQ(slub_validate(s), 0);
 		for (int i = 0; i < N; i++) {
-			for (int j = 0; j < 2; j++)
+			for (int j = 0; j < 3; j++)
 				if (p[j][i])
 					kmem_cache_free(s, p[j][i]);
 		}
