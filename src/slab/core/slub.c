@@ -229,6 +229,12 @@ static inline bool may_fall_back(gfp_t gfp)
 	return !(gfp & __GFP_THISNODE) && nr_node_ids > 1;
 }
 
+/* A try that may fail (the retry is the caller's): __GFP_NOFAIL's exemption from fail_page_alloc kept. */
+static inline gfp_t failable(gfp_t gfp)
+{
+	return gfp & __GFP_NOFAIL ? (gfp & ~__GFP_NOFAIL) | __GFP_NOINJECT : gfp;
+}
+
 /*
  * A new slab on *@node, or on this CPU's for NUMA_NO_NODE: the node is
  * chosen here, once, so that the list counted and the page's node agree
@@ -243,7 +249,7 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int *node)
 	int home = slab_search_node(*node);
 	struct kmem_cache_node *n = get_node(s, home);
 	if (may_fall_back(gfp))
-		gfp &= ~__GFP_NOFAIL;
+		gfp = failable(gfp);
 	layout_hold(s, n);
 	struct slab *slab = __allocate_slab(s, gfp, home);
 	layout_release(n);
@@ -260,8 +266,8 @@ static struct slab *allocate_slab(struct kmem_cache *s, gfp_t gfp, int *node)
 static __noinline struct slab *allocate_slab_elsewhere(struct kmem_cache *s, gfp_t gfp, int home,
 						       int *node)
 {
-	gfp_t each = (gfp & ~__GFP_NOFAIL) | __GFP_THISNODE | __GFP_NOWARN;
-	for (;;) {
+	gfp_t each = failable(gfp) | __GFP_THISNODE | __GFP_NOWARN;
+	for (bool warned = false;; warned = true) {
 		for (unsigned int i = 1; i <= nr_node_ids; i++) {	/* home last */
 			*node = (int)((unsigned int)(home + (int)i) % nr_node_ids);
 			struct slab *slab = allocate_slab(s, each, node);
@@ -271,7 +277,7 @@ static __noinline struct slab *allocate_slab_elsewhere(struct kmem_cache *s, gfp
 		if (!(gfp & __GFP_NOFAIL))
 			return NULL;
 		static struct slub_ratelimit rs;
-		if (slub_ratelimit(&rs))
+		if (!warned && slub_ratelimit(&rs))
 			slub_warn("%s: __GFP_NOFAIL slab allocation failed on every node; retrying "
 				  "until memory is freed", s->name);
 		struct timespec ts = { 0, 1000000 };

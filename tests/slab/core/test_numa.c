@@ -13,7 +13,9 @@
 
 #include <slub.h>
 #include "check.h"
+#include "base/fault_inject.h"
 #include "base/numa.h"
+#include "base/options.h"
 #include "page/page_alloc.h"
 #include "slab/core/slab.h"
 
@@ -418,6 +420,27 @@ static int drain_node_two(void)
 		}
 		CHECK_EQ(slub_validate(s), 0);
 	}
+	/*
+	 * Every failable page allocation failed on purpose (fail_page_alloc):
+	 * __GFP_NOFAIL's tries on the other nodes are exempt, as its own are.
+	 */
+	CHECK_EQ(options_parse("fail_page_alloc=1,100,0,-1", "test", false), 0);
+	fault_inject_init();
+	struct kmem_cache *fresh[2] = {	/* no slab yet: the request needs pages */
+		kmem_cache_create("numa-dry-nofail", 2048, 0, SLAB_NO_MERGE, NULL),
+		kmem_cache_create("numa-dry-nofail-sheaves", 2048, &args, SLAB_NO_MERGE),
+	};
+	for (int k = 0; k < 2; k++) {
+		alarm(10);
+		void *q = fresh[k] ? kmem_cache_alloc_node(fresh[k], GFP_KERNEL | __GFP_NOFAIL, 2)
+				   : NULL;
+		alarm(0);
+		CHECK(q && object_nid(q) != 2);
+		if (q)
+			kmem_cache_free(fresh[k], q);
+	}
+	CHECK_EQ(options_parse("fail_page_alloc=1,0,0,0", "test", false), 0);	/* off */
+	fault_inject_init();
 	if (on_two)
 		unpin_all();
 	return check_failures;
