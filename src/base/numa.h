@@ -40,6 +40,12 @@ static inline int cpu_to_node(unsigned int cpu)
 	return numa_cpu_node[cpu];
 }
 
+/* The @i-th node after @home, round the nodes (the fallback order): @home itself at nr_node_ids. */
+static inline int node_after(int home, unsigned int i)
+{
+	return (int)(((unsigned int)home + i) % nr_node_ids);
+}
+
 /*
  * The node of the CPU this thread runs on (possibly stale by the time it
  * is used, as the kernel's outside a preempt-disabled region).  One node:

@@ -956,7 +956,7 @@ static struct page *buddy_alloc(struct zone **zp, gfp_t gfp, unsigned int order,
 		int home = (*zp)->node;
 		enum zone_type zt = (*zp)->type;
 		for (unsigned int i = 1; !page && i < nr_node_ids; i++) {
-			struct zone *z = &page_alloc_nodes[(home + (int)i) % (int)nr_node_ids].node_zones[zt];
+			struct zone *z = &page_alloc_nodes[node_after(home, i)].node_zones[zt];
 			page = zone_alloc(z, gfp, order, zero, false, &full);
 			if (page)
 				*zp = z;

@@ -269,7 +269,7 @@ static __noinline struct slab *allocate_slab_elsewhere(struct kmem_cache *s, gfp
 	gfp_t each = failable(gfp) | __GFP_THISNODE | __GFP_NOWARN;
 	for (bool warned = false;; warned = true) {
 		for (unsigned int i = 1; i <= nr_node_ids; i++) {	/* home last */
-			*node = (int)((unsigned int)(home + (int)i) % nr_node_ids);
+			*node = node_after(home, i);
 			struct slab *slab = allocate_slab(s, each, node);
 			if (slab)
 				return slab;
@@ -289,7 +289,7 @@ static __noinline struct slab *allocate_slab_elsewhere(struct kmem_cache *s, gfp
 static int node_with_partial(struct kmem_cache *s, int home)
 {
 	for (unsigned int i = 1; i < nr_node_ids; i++) {
-		int node = (int)((unsigned int)(home + (int)i) % nr_node_ids);
+		int node = node_after(home, i);
 		if (READ_ONCE(get_node(s, node)->nr_partial))
 			return node;
 	}
@@ -1183,8 +1183,7 @@ static struct slab *get_any_partial(struct kmem_cache *s, struct kmem_cache_cpu 
 				    void **freelist, int skip, unsigned long keep)
 {
 	for (unsigned int i = 1; i < nr_node_ids; i++) {
-		int node = (int)(((unsigned int)skip + i) % nr_node_ids);
-		struct kmem_cache_node *n = get_node(s, node);
+		struct kmem_cache_node *n = get_node(s, node_after(skip, i));
 		if (READ_ONCE(n->nr_partial) <= keep)
 			continue;
 		struct slab *slab = get_partial_node(s, n, c, freelist);
@@ -1584,8 +1583,9 @@ __noinline void slab_free_suspect(struct kmem_cache *s, struct slab *slab, void 
 
 /*
  * Take up to @max free objects of @slab, a partial slab (list_lock held),
- * into @top[-1], @top[-2] ... (slab_refill_bulk says why downwards).  Only a list_lock holder takes objects from the slab of a cache
- * with sheaves (its slabs are never frozen); other threads only push frees
+ * into @top[-1], @top[-2] ... (slab_refill_bulk says why downwards).
+ * Only a list_lock holder takes objects from the slab of a cache with
+ * sheaves (its slabs are never frozen); other threads only push frees
  * on the slab's freelist, so the chain below the head we read is ours to
  * walk, and a push meanwhile fails the CAS.  An empty freelist with
  * unlinked objects links the next page of them first (its faults come

@@ -152,7 +152,6 @@ static struct slab_sheaf *alloc_empty_sheaf(struct kmem_cache *s)
 	if (!sheaf)
 		return NULL;
 	sheaf->size = 0;
-	sheaf->node = numa_mem_id();
 	__atomic_add_fetch(&s->nr_sheaves, 1, __ATOMIC_RELAXED);
 	stat(s, SHEAF_ALLOC);
 	return sheaf;
@@ -474,9 +473,9 @@ static void *alloc_from_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 }
 
 /*
- * An object of another node than this CPU's: from that node's partial
- * slabs, or a new slab there, passing by the sheaves (which hold mostly
- * this node's objects), as the kernel's.
+ * An object of @node, when the sheaves have none of it (another node than
+ * this CPU's, or a sheaf topped by another node's object): from that
+ * node's partial slabs, or a new slab there, as the kernel's.
  */
 static void *object_on_node(struct kmem_cache *s, gfp_t gfp, int node)
 {

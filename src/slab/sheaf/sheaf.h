@@ -50,7 +50,6 @@
 struct slab_sheaf {
 	struct list_head barn_list;	/* on the barn's full or empty list */
 	unsigned int size;		/* objects, unless it is a CPU's main (the slot counts) */
-	int node;			/* this CPU's node when it was made (read by no one) */
 	void *objects[];		/* [0, size) are parked objects */
 };
 
