@@ -566,8 +566,14 @@ void *extent_resize(void *p, size_t size)
 	unsigned long nr = pages_for(size);
 	if (!page)
 		return NULL;
-	/* A racing free of @p is the caller's bug: the resizes judge @have under the lock. */
-	if (nr > have && READ_ONCE(page_alloc_stats.idle_extents))
+	/*
+	 * A racing free of @p is the caller's bug: the resizes judge @have under
+	 * the lock.  Growing, in place or not, takes pages the kept extents
+	 * (mappings, bins and CPU slots alike) give back as many of first:
+	 * sqlite3's doubling array grew into fresh pages while a freed 2 MiB
+	 * sat in a bin (its peak RSS 0.5 MB higher).
+	 */
+	if (nr > have && slub_malloc_keeps_extents())
 		slub_malloc_pages_taken(nr - have);
 	if (!resize_pages_extent(page, have, nr)) {
 		/* A mapping of its own that outgrew its slots moves its pages, not its bytes. */
