@@ -46,9 +46,35 @@ if(SLUB_HOT_TEXT)
   endif()
 endif()
 
+# The window fault-around maps is 16 pages aligned in the address space, so
+# where the hot text falls in it depended on where the loader put the
+# library: one window or two, 64 to 132 KiB resident, run to run.  Segments
+# aligned to 64 KiB (glibc 2.35 and later align the whole mapping to them)
+# start the text on a window: .init, .plt and the hot text share the first.
+# Packed relative relocations (DT_RELR, glibc 2.36) shrink the headers the
+# loader reads from 7 pages to 4.  The loader refuses a DT_RELR library on an
+# older glibc, so the check compiles against the C library it will load with.
+if(SLUB_HOT_TEXT)
+  check_linker_flag(C "-Wl,-z,max-page-size=0x10000" SLUB_LINKER_TAKES_PAGE_SIZE)
+  check_linker_flag(C "-Wl,-z,pack-relative-relocs" SLUB_LINKER_TAKES_RELR)
+  include(CheckCSourceCompiles)
+  check_c_source_compiles("
+    #include <features.h>
+    #if !defined(__GLIBC__) || __GLIBC__ * 1000 + __GLIBC_MINOR__ < 2036
+    #error no DT_RELR
+    #endif
+    int main(void) { return 0; }" SLUB_LIBC_TAKES_RELR)
+endif()
+
 function(slub_hot_text target)
   if(SLUB_HOT_TEXT)
     target_link_options(${target} PRIVATE -Wl,-T,${SLUB_HOT_TEXT_SCRIPT})
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${SLUB_HOT_TEXT_SCRIPT})
+    if(SLUB_LINKER_TAKES_PAGE_SIZE)
+      target_link_options(${target} PRIVATE -Wl,-z,max-page-size=0x10000)
+    endif()
+    if(SLUB_LINKER_TAKES_RELR AND SLUB_LIBC_TAKES_RELR)
+      target_link_options(${target} PRIVATE -Wl,-z,pack-relative-relocs)
+    endif()
   endif()
 endfunction()

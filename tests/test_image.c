@@ -19,6 +19,9 @@
  *   - with --hot LIST (cmake/hot_text.txt, the build's SLUB_HOT_TEXT): the
  *     functions it names lie together, with no other function between
  *     them, and most of them exist (a list gone stale lays out nothing).
+ *   - with --window too (an optimised build whose segments are aligned to
+ *     64 KiB): the hot text ends in the first 64 KiB of the text segment,
+ *     the fault-around window that .init and .plt fault in anyway.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -69,6 +72,8 @@ static void check_bss_order(const char *path, const unsigned char *file, const E
 }
 
 static const char *hot_list;	/* --hot LIST */
+static bool hot_window;		/* --window */
+#define FAULT_AROUND (64UL << 10)	/* the kernel's fault_around_bytes */
 
 /*
  * Is @name one of hot_list's functions, or the cold part of one (NAME.cold)?
@@ -158,6 +163,19 @@ static void check_hot_text(const char *path, const unsigned char *file, const El
 		path, listed, nr, (unsigned long)(bytes >> 10), (unsigned long)((hi - lo) >> 10));
 	CHECK(listed * 2 >= nr);
 	CHECK_EQ(between, 0);
+	if (hot_window) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)(file + eh->e_phoff);
+		uint64_t text = UINT64_MAX;
+		for (int i = 0; i < eh->e_phnum; i++)
+			if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X))
+				text = ph[i].p_vaddr;
+		CHECK(text % FAULT_AROUND == 0);
+		if (hi - text > FAULT_AROUND)
+			fprintf(stderr, "   %s: the hot text ends %lu KiB into the text segment, "
+				"past its first fault-around window\n", path,
+				(unsigned long)((hi - text) >> 10));
+		CHECK(hi - text <= FAULT_AROUND);
+	}
 	for (size_t i = 0; i < nr; i++)
 		free(hot[i]);
 }
@@ -239,6 +257,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--hot") && i + 1 < argc) {
 			hot_list = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--window")) {
+			hot_window = true;
 			continue;
 		}
 		check_image(argv[i]);
