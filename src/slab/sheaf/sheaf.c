@@ -527,12 +527,15 @@ static __noinline void *__sheaf_alloc(struct kmem_cache *s, gfp_t gfp, int node)
 		free_empty_sheaf(s, spill);
 		spill = NULL;
 		if (!main) {
-			/* The slot's first slow path: its main sheaf. */
+			/*
+			 * The slot's first slow path: its main sheaf.  None to
+			 * be had, the object comes from the slabs, as the
+			 * kernel's does when alloc_from_pcs() fails: a
+			 * __GFP_NOFAIL request waits there, it does not fail.
+			 */
 			empty = alloc_empty_sheaf(s);
-			if (!empty) {
-				errno = ENOMEM;
-				return NULL;
-			}
+			if (!empty)
+				return object_on_node(s, gfp, node);
 		} else if (!slab_new_partial(s, gfp, &refill)) {
 			return NULL;
 		}

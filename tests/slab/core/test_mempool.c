@@ -11,13 +11,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
 #include <slub.h>
 #include "check.h"
+#include "page_hog.h"
 
 struct elem {
 	unsigned long v[6];
@@ -278,32 +278,13 @@ static int util(void)
  * __GFP_NOFAIL never returns NULL: under an address-space limit that makes
  * the allocation fail, it waits until another thread frees.
  */
-static void *hog[4096];
-static int nhog;
-static atomic_int hogged;
-
-static void *free_later(void *arg)
-{
-	(void)arg;
-	while (!atomic_load(&hogged))
-		usleep(1000);
-	usleep(200000);
-	for (int i = 0; i < nhog; i++)
-		kfree(hog[i]);
-	return NULL;
-}
-
 static int nofail_body(void)
 {
-	pthread_t t;	/* first: its stack is a mapping too */
-	CHECK_EQ(pthread_create(&t, NULL, free_later, NULL), 0);
-	while (nhog < 4096 && (hog[nhog] = kmalloc(1 << 20, GFP_KERNEL | __GFP_NOWARN)))
-		nhog++;
-	CHECK(nhog < 4096);	/* the limit was reached */
-	atomic_store(&hogged, 1);
+	page_hog_take_all();
+	page_hog_release_later();
 	void *p = kmalloc(1 << 20, GFP_KERNEL | __GFP_NOFAIL);
 	CHECK(p != NULL);
-	pthread_join(t, NULL);
+	page_hog_join();
 	kfree(p);
 	return check_failures ? 1 : 0;
 }

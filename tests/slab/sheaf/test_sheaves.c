@@ -4,7 +4,8 @@
  * slow paths reached with a small capacity on one CPU and seen in the
  * slot and the barn; threads on fewer cores than threads, migrating, with
  * remote frees; the memory bound; shrink and destroy flushing everything;
- * the option; debug caches without sheaves; double frees of parked objects.
+ * the option; debug caches without sheaves; double frees of parked objects;
+ * a __GFP_NOFAIL request when no sheaf can be made.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,6 +14,7 @@
 
 #include <slub.h>
 #include "check.h"
+#include "page_hog.h"
 #include "base/options.h"
 #include "base/os.h"
 #include "page/decay_thread.h"
@@ -760,6 +762,43 @@ static void refill_links_few_pages(void)
 	kmem_cache_destroy(s);
 }
 
+/*
+ * A slot's first allocation makes its main sheaf.  Out of memory, with no
+ * sheaf to be had, a __GFP_NOFAIL request takes its object from the slabs
+ * and waits there for memory, as every such request does: it returned NULL.
+ */
+static int nofail_without_sheaf_body(void)
+{
+	struct kmem_cache *s = sheaf_cache_create("sheaf-nofail", 64, 57);
+	CHECK(s != NULL && s->sheaf_capacity == 57);
+	page_hog_take_all();
+	/* And every sheaf its sheaves' cache (shared by capacity) still has room for. */
+	static void *sheaves[4096];
+	int nsheaves = 0;
+	while (nsheaves < 4096 &&
+	       (sheaves[nsheaves] = kmem_cache_alloc(s->sheaf_cache, GFP_KERNEL | __GFP_NOWARN)))
+		nsheaves++;
+	CHECK(nsheaves < 4096);
+	page_hog_release_later();
+	void *p = kmem_cache_alloc(s, GFP_KERNEL | __GFP_NOFAIL);
+	CHECK(p != NULL);
+	page_hog_join();
+	kmem_cache_free(s, p);
+	for (int i = 0; i < nsheaves; i++)
+		kmem_cache_free(s->sheaf_cache, sheaves[i]);
+	kmem_cache_destroy(s);
+	return check_failures ? 1 : 0;
+}
+
+static void nofail_without_sheaf(void)
+{
+	if (address_space_limited()) {
+		fprintf(stderr, "   skipped: the address space is limited already\n");
+		return;
+	}
+	CHECK_EQ(child_under_address_limit(64 << 20, nofail_without_sheaf_body), 0);
+}
+
 int main(void)
 {
 	kfree(kmalloc(8, GFP_KERNEL));	/* start the slab layer */
@@ -778,6 +817,7 @@ int main(void)
 	RUN(threads_migrate);
 	RUN(memory_bound);
 	RUN(fork_with_sheaves);
+	RUN(nofail_without_sheaf);
 	CHECK_EQ(slab_validate_all(), 0);
 	return check_done();
 }
