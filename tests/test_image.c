@@ -163,17 +163,17 @@ static void check_hot_text(const char *path, const unsigned char *file, const El
 		path, listed, nr, (unsigned long)(bytes >> 10), (unsigned long)((hi - lo) >> 10));
 	CHECK(listed * 2 >= nr);
 	CHECK_EQ(between, 0);
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(file + eh->e_phoff);
+	uint64_t text = 0;
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X))
+			text = ph[i].p_vaddr;
+	if (found && hi > text)
+		fprintf(stderr, "   %s: the hot text ends %lu KiB into the text segment "
+			"(a fault-around window: %lu KiB)\n", path,
+			(unsigned long)((hi - text) >> 10), FAULT_AROUND >> 10);
 	if (hot_window) {
-		const Elf64_Phdr *ph = (const Elf64_Phdr *)(file + eh->e_phoff);
-		uint64_t text = UINT64_MAX;
-		for (int i = 0; i < eh->e_phnum; i++)
-			if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X))
-				text = ph[i].p_vaddr;
 		CHECK(text % FAULT_AROUND == 0);
-		if (hi - text > FAULT_AROUND)
-			fprintf(stderr, "   %s: the hot text ends %lu KiB into the text segment, "
-				"past its first fault-around window\n", path,
-				(unsigned long)((hi - text) >> 10));
 		CHECK(hi - text <= FAULT_AROUND);
 	}
 	for (size_t i = 0; i < nr; i++)

@@ -568,10 +568,11 @@ void *extent_resize(void *p, size_t size)
 		return NULL;
 	/*
 	 * A racing free of @p is the caller's bug: the resizes judge @have under
-	 * the lock.  Growing, in place or not, takes pages the kept extents
-	 * (mappings, bins and CPU slots alike) give back as many of first:
-	 * sqlite3's doubling array grew into fresh pages while a freed 2 MiB
-	 * sat in a bin (its peak RSS 0.5 MB higher).
+	 * the lock.  Growing, in place or not, takes fresh pages, for which the
+	 * kept extents (mappings, bins and CPU slots alike) give back as many
+	 * first, as for a new block: the bins' and slots' go to the buddy
+	 * lists, where the next blocks find them.  sqlite3's doubling array grew
+	 * in place while a freed 2 MiB sat in a bin (its peak RSS 0.5 MB higher).
 	 */
 	if (nr > have && slub_malloc_keeps_extents())
 		slub_malloc_pages_taken(nr - have);

@@ -473,9 +473,9 @@ static void *alloc_from_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 }
 
 /*
- * An object of @node, when the sheaves have none of it (another node than
- * this CPU's, or a sheaf topped by another node's object): from that
- * node's partial slabs, or a new slab there, as the kernel's.
+ * An object of @node when the sheaves cannot give one (another node than
+ * this CPU's, a sheaf topped by another node's object, or no sheaf to be
+ * had): from that node's partial slabs, or a new slab there, as the kernel's.
  */
 static void *object_on_node(struct kmem_cache *s, gfp_t gfp, int node)
 {
