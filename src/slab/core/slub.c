@@ -398,19 +398,6 @@ static struct slab *__allocate_slab(struct kmem_cache *s, gfp_t gfp, int node)
 	return slab;
 }
 
-struct slab *slab_new(struct kmem_cache *s, gfp_t gfp, int node)
-{
-	struct slab *slab = allocate_slab(s, gfp, &node);
-	if (slab)
-		stat(s, ALLOC_SLAB);
-	return slab;
-}
-
-void slab_oom(struct kmem_cache *s, gfp_t gfp)
-{
-	slab_out_of_memory(s, gfp);
-}
-
 __attribute__((weak)) void slub_malloc_slab_grown(struct kmem_cache *s, unsigned long total_pages)
 {
 	(void)s;

@@ -207,8 +207,6 @@ __hidden unsigned long debug_list_leaks(struct kmem_cache *s);
 
 /* ---- slub.c's helpers the debug paths share ------------------------------- */
 
-__hidden struct slab *slab_new(struct kmem_cache *s, gfp_t gfp, int node);
 __hidden void slab_free_pages(struct kmem_cache *s, struct slab *slab);
-__hidden void slab_oom(struct kmem_cache *s, gfp_t gfp);
 
 #endif

@@ -85,7 +85,10 @@ static void trace(struct kmem_cache *s, struct slab *slab, void *object, bool al
 static void *debug_alloc_locked(struct kmem_cache *s, gfp_t gfp, int node, unsigned int orig_size,
 				const struct track_stack *ts, bool *done)
 {
-	/* The node asked for, or this CPU's: a debug cache takes no other node's slab. */
+	/*
+	 * The node asked for, or this CPU's; when it has no pages left, another
+	 * (unless __GFP_THISNODE), as release mode's (slab_new_partial()).
+	 */
 	int searchnode = slab_search_node(node);
 	struct kmem_cache_node *n = get_node(s, searchnode);
 	struct slab *slab;
@@ -101,14 +104,11 @@ static void *debug_alloc_locked(struct kmem_cache *s, gfp_t gfp, int node, unsig
 	for (;;) {
 		if (list_empty(&n->partial)) {
 			pthread_mutex_unlock(&n->list_lock);
-			slab = slab_new(s, gfp | __GFP_THISNODE, searchnode);
-			if (!slab) {
-				slab_oom(s, gfp);
-				errno = ENOMEM;
-				return NULL;
-			}
+			/* A new slab listed on its node, or a node with partial slabs. */
+			if (!slab_new_partial(s, gfp, &searchnode))
+				return NULL;	/* reported, errno ENOMEM */
+			n = get_node(s, searchnode);
 			pthread_mutex_lock(&n->list_lock);
-			add_partial(n, slab, false);
 			/*
 			 * Made after a switch to release mode: the slab is of
 			 * the new layout, fit for the partial list, and no
@@ -119,6 +119,7 @@ static void *debug_alloc_locked(struct kmem_cache *s, gfp_t gfp, int node, unsig
 				*done = false;
 				return NULL;
 			}
+			continue;	/* another thread may have emptied it meanwhile */
 		}
 		slab = lru_slab(n->partial.next);
 		object = slab->freelist;

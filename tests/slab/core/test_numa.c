@@ -380,15 +380,18 @@ static int drain_node_two(void)
 	 * The slab layer, as the kernel's: __GFP_THISNODE gets nothing, else a
 	 * slab of another node, counted and listed there; the same for a
 	 * thread on one of node 2's CPUs asking for no node.  With and
-	 * without sheaves (their refills must look where the slab went).
+	 * without sheaves (their refills must look where the slab went), and
+	 * a debug cache (its own path lists the slab where it was made).
 	 */
 	struct kmem_cache_args args = { .sheaf_capacity = 16 };
-	struct kmem_cache *caches[2] = {
+	slab_flags_t debug = SLAB_NO_MERGE | SLAB_CONSISTENCY_CHECKS | SLAB_RED_ZONE | SLAB_POISON;
+	struct kmem_cache *caches[3] = {
 		kmem_cache_create("numa-dry", 2048, 0, SLAB_NO_MERGE, NULL),
 		kmem_cache_create("numa-dry-sheaves", 2048, &args, SLAB_NO_MERGE),
+		kmem_cache_create("numa-dry-debug", 2048, 0, debug, NULL),
 	};
 	bool on_two = os_possible_cpus() >= 2 && cpu_to_node(1) == 2 && pin(1);
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 3; k++) {
 		struct kmem_cache *s = caches[k];
 		CHECK(s != NULL);
 		if (!s)
@@ -426,11 +429,12 @@ static int drain_node_two(void)
 	 */
 	CHECK_EQ(options_parse("fail_page_alloc=1,100,0,-1", "test", false), 0);
 	fault_inject_init();
-	struct kmem_cache *fresh[2] = {	/* no slab yet: the request needs pages */
+	struct kmem_cache *fresh[3] = {	/* no slab yet: the request needs pages */
 		kmem_cache_create("numa-dry-nofail", 2048, 0, SLAB_NO_MERGE, NULL),
 		kmem_cache_create("numa-dry-nofail-sheaves", 2048, &args, SLAB_NO_MERGE),
+		kmem_cache_create("numa-dry-nofail-debug", 2048, 0, debug, NULL),
 	};
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 3; k++) {
 		alarm(10);
 		void *q = fresh[k] ? kmem_cache_alloc_node(fresh[k], GFP_KERNEL | __GFP_NOFAIL, 2)
 				   : NULL;
