@@ -110,9 +110,9 @@ static void *debug_alloc_locked(struct kmem_cache *s, gfp_t gfp, int node, unsig
 			n = get_node(s, searchnode);
 			pthread_mutex_lock(&n->list_lock);
 			/*
-			 * Made after a switch to release mode: the slab is of
-			 * the new layout, fit for the partial list, and no
-			 * switch comes while it exists.
+			 * Switched to release mode meanwhile: a slab just made
+			 * is of the new layout, listed already, and no switch
+			 * comes while it exists.
 			 */
 			if (unlikely(!kmem_cache_debug(s))) {
 				pthread_mutex_unlock(&n->list_lock);
