@@ -125,6 +125,8 @@ static inline uintptr_t stack_end(uintptr_t sp)
 }
 
 __hidden int unwind_fast_walk(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp);
+__hidden int unwind_fast_cfa_walk(void **frames, uintptr_t *cfas, int size, uintptr_t pc,
+				  uintptr_t sp, uintptr_t bp);
 
 /*
  * unwind_fast(frames, size): its return address, the rsp its caller returns
@@ -148,12 +150,39 @@ __asm__(".text\n"
 	".cfi_endproc\n"
 	".size unwind_fast, .-unwind_fast\n");
 
+/* unwind_fast_cfa(frames, cfas, size): the same, one argument later. */
+__asm__(".text\n"
+	".globl unwind_fast_cfa\n"
+	".hidden unwind_fast_cfa\n"
+	".type unwind_fast_cfa, @function\n"
+	"unwind_fast_cfa:\n"
+	".cfi_startproc\n"
+#ifdef __CET__
+	"endbr64\n"
+#endif
+	"movq (%rsp), %rcx\n"
+	"leaq 8(%rsp), %r8\n"
+	"movq %rbp, %r9\n"
+	"jmp unwind_fast_cfa_walk\n"
+	".cfi_endproc\n"
+	".size unwind_fast_cfa, .-unwind_fast_cfa\n");
+
 __attribute__((used)) int unwind_fast_walk(void **frames, int size, uintptr_t pc, uintptr_t sp,
 					     uintptr_t bp)
 {
 	if (size <= 0 || !__atomic_load_n(&walk_primed, __ATOMIC_ACQUIRE) || !enter())
 		return 0;
-	int n = cfi_walk(frames, size, pc, sp, bp, stack_end(sp));
+	int n = cfi_walk(frames, NULL, size, pc, sp, bp, stack_end(sp));
+	leave();
+	return n;
+}
+
+__attribute__((used)) int unwind_fast_cfa_walk(void **frames, uintptr_t *cfas, int size,
+						 uintptr_t pc, uintptr_t sp, uintptr_t bp)
+{
+	if (size <= 0 || !__atomic_load_n(&walk_primed, __ATOMIC_ACQUIRE) || !enter())
+		return 0;
+	int n = cfi_walk(frames, cfas, size, pc, sp, bp, stack_end(sp));
 	leave();
 	return n;
 }

@@ -69,6 +69,8 @@ __hidden int unwind_backtrace(void **frames, int size);
  */
 #if UNWIND_FAST
 __hidden int unwind_fast(void **frames, int size);
+/* unwind_fast() with each frame's CFA in @cfas: the rsp its caller returns with (0: not found). */
+__hidden int unwind_fast_cfa(void **frames, uintptr_t *cfas, int size);
 /*
  * The stack of an interrupted context (a signal handler's ucontext): its
  * @pc first, then its callers, walked from its @sp and @bp with the same
@@ -84,6 +86,11 @@ static inline int unwind_fast(void **frames, int size)
 static inline int unwind_context(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp)
 {
 	(void)frames, (void)size, (void)pc, (void)sp, (void)bp;
+	return 0;
+}
+static inline int unwind_fast_cfa(void **frames, uintptr_t *cfas, int size)
+{
+	(void)frames, (void)cfas, (void)size;
 	return 0;
 }
 #endif

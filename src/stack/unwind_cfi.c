@@ -107,13 +107,16 @@ static __noinline uint64_t rule_miss(uint64_t *cache_slot, uintptr_t pc, struct 
  * CFA is 8 bytes or more above rsp, or above an rbp checked to be aligned
  * and not below rsp, and its slots lie above that register (pack()).
  */
-int cfi_walk(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp, uintptr_t end)
+int cfi_walk(void **frames, uintptr_t *cfas, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp,
+	     uintptr_t end)
 {
 	uint64_t *c = __atomic_load_n(&cache, __ATOMIC_ACQUIRE);
 	int n = 0;
 	if (!IS_ALIGNED(sp, 8))
 		end = sp;	/* nothing to read */
 	for (;;) {
+		if (cfas)
+			cfas[n] = 0;
 		frames[n++] = (void *)pc;
 		if (n == size)
 			break;
@@ -142,6 +145,8 @@ int cfi_walk(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp, 
 		}
 		if (unlikely(cfa > end))
 			break;
+		if (cfas)
+			cfas[n - 1] = cfa;
 		pc = *(const uintptr_t *)(cfa - 8);
 		if (below)
 			bp = *(const uintptr_t *)(cfa - below);

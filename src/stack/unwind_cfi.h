@@ -60,8 +60,10 @@ __hidden size_t cfi_cache_used(void);
  * Walk from the frame at (@pc, @sp, @bp), a return address and the rsp and
  * rbp it returns with: @frames[0] = @pc, then each caller's return address.
  * Every read is in [@sp, @end), the stack @sp is on (@end <= @sp: @pc alone).
+ * @cfas (or NULL): each frame's CFA, the rsp its function's caller returns
+ * with (0 where the walk stopped before finding it).
  */
-__hidden int cfi_walk(void **frames, int size, uintptr_t pc, uintptr_t sp, uintptr_t bp,
-		      uintptr_t end);
+__hidden int cfi_walk(void **frames, uintptr_t *cfas, int size, uintptr_t pc, uintptr_t sp,
+		      uintptr_t bp, uintptr_t end);
 
 #endif
