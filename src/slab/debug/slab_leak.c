@@ -20,7 +20,6 @@
 #include "slab/debug/leak_suppress.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -435,14 +434,25 @@ void slub_leak_report(void)
 	leak_report(0);
 }
 
+/* Is @pc (a return address) in the function named @name, by the dynamic symbols? */
+static bool pc_in(void *pc, const char *name)
+{
+	Dl_info info;
+	/* pc - 1: inside the call, not past a call that ends a function. */
+	return dladdr((char *)pc - 1, &info) && info.dli_sname && !strcmp(info.dli_sname, name);
+}
+
 /*
- * At exit the stack below exit()'s caller is exit's own and its handlers',
- * laid over frames the program had left: main's, and the allocator's under
- * it.  A word there that the exit path does not write keeps its old value,
- * and a pointer to a block main leaked, found there, made the block
- * reachable (the README's example, built with clang, every run).  So the
- * scan reads the stack from exit()'s caller up: the CFA of the frame whose
- * return address lies in exit(), when the unwinder finds one.
+ * After a return from main, the stack below exit()'s caller is exit's own
+ * and its handlers', laid over frames the program had left: main's, and the
+ * allocator's under it.  A word there that the exit path does not write
+ * keeps its old value, and a pointer to a block main leaked, found there,
+ * made the block reachable (the README's example, built with clang, every
+ * run).  So the scan reads the stack from the CFA of exit()'s frame up,
+ * where exit() was called by glibc's start code (its caller's caller is
+ * __libc_start_main): main's registers are dead by then.  Not where the
+ * program called exit() itself: the registers it holds live pointers in
+ * are saved by the exit path, below that CFA (0: the scan's own frame).
  */
 static uintptr_t exit_caller_sp(void)
 {
@@ -451,15 +461,9 @@ static uintptr_t exit_caller_sp(void)
 	uintptr_t cfas[FRAMES];
 	unwind_prime_walk();
 	int n = unwind_fast_cfa(frames, cfas, FRAMES);
-	for (int i = 0; i < n; i++) {
-		Dl_info info;
-		const ElfW(Sym) *sym = NULL;
-		uintptr_t pc = (uintptr_t)frames[i] - 1;	/* inside the call */
-		if (cfas[i] && dladdr1((void *)pc, &info, (void **)&sym, RTLD_DL_SYMENT) &&
-		    sym && info.dli_saddr == (void *)exit &&
-		    pc - (uintptr_t)info.dli_saddr < sym->st_size)
-			return cfas[i];
-	}
+	for (int i = 0; i + 2 < n; i++)
+		if (cfas[i] && pc_in(frames[i], "exit"))
+			return pc_in(frames[i + 2], "__libc_start_main") ? cfas[i] : 0;
 	return 0;
 }
 
