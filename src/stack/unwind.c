@@ -167,24 +167,28 @@ __asm__(".text\n"
 	".cfi_endproc\n"
 	".size unwind_fast_cfa, .-unwind_fast_cfa\n");
 
-__attribute__((used)) int unwind_fast_walk(void **frames, int size, uintptr_t pc, uintptr_t sp,
-					     uintptr_t bp)
-{
-	if (size <= 0 || !__atomic_load_n(&walk_primed, __ATOMIC_ACQUIRE) || !enter())
-		return 0;
-	int n = cfi_walk(frames, NULL, size, pc, sp, bp, stack_end(sp));
-	leave();
-	return n;
-}
-
-__attribute__((used)) int unwind_fast_cfa_walk(void **frames, uintptr_t *cfas, int size,
-						 uintptr_t pc, uintptr_t sp, uintptr_t bp)
+/* Both walks: primed, not already walking on this thread (the guard), bounded by its stack. */
+static inline __attribute__((always_inline)) int guarded_walk(void **frames, uintptr_t *cfas,
+							     int size, uintptr_t pc, uintptr_t sp,
+							     uintptr_t bp)
 {
 	if (size <= 0 || !__atomic_load_n(&walk_primed, __ATOMIC_ACQUIRE) || !enter())
 		return 0;
 	int n = cfi_walk(frames, cfas, size, pc, sp, bp, stack_end(sp));
 	leave();
 	return n;
+}
+
+__attribute__((used)) int unwind_fast_walk(void **frames, int size, uintptr_t pc, uintptr_t sp,
+					     uintptr_t bp)
+{
+	return guarded_walk(frames, NULL, size, pc, sp, bp);
+}
+
+__attribute__((used)) int unwind_fast_cfa_walk(void **frames, uintptr_t *cfas, int size,
+						 uintptr_t pc, uintptr_t sp, uintptr_t bp)
+{
+	return guarded_walk(frames, cfas, size, pc, sp, bp);
 }
 
 /*

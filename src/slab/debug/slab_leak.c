@@ -405,8 +405,10 @@ void leak_collect(struct leak_table *lt)
 	leak_suppress_load();
 }
 
-/* The listing, the scan reading this thread's stack from @stack_from up (0: its own frame). */
-static void leak_report(uintptr_t stack_from)
+static uintptr_t exit_caller_sp(void);
+
+/* The listing; @at_exit: from the leak check's destructor (exit_caller_sp()). */
+static void leak_report(bool at_exit)
 {
 	struct leak_table lt;
 	if (!slub_debug_any(SLAB_STORE_USER)) {
@@ -419,7 +421,7 @@ static void leak_report(uintptr_t stack_from)
 		slub_warn("leak check: no memory for the table of call sites; nothing listed");
 		return;
 	}
-	lt.stack_from = stack_from;
+	lt.stack_from = at_exit ? exit_caller_sp() : 0;	/* 0: the scan's own frame up */
 	leak_collect(&lt);
 	bool scanned = leak_scan(&lt);
 	struct leak_out o = { 0 };
@@ -431,7 +433,7 @@ static void leak_report(uintptr_t stack_from)
 
 void slub_leak_report(void)
 {
-	leak_report(0);
+	leak_report(false);
 }
 
 /* Is @pc (a return address) in the function named @name, by the dynamic symbols? */
@@ -479,5 +481,5 @@ __attribute__((destructor)) static void leak_check_at_exit(void)
 	long pid = slub_opt(leak_check_pid);
 	if (__atomic_load_n(&slub_started, __ATOMIC_ACQUIRE) && !slub_unusable &&
 	    slub_opt(leak_check) && (!pid || pid == getpid()))
-		leak_report(exit_caller_sp());
+		leak_report(true);
 }
