@@ -40,8 +40,10 @@ static __attribute__((noinline)) void leak_objects(struct kmem_cache *s, int n)
 /* The dead stack below main's frame, where those pointers passed: zeroed. */
 static __attribute__((noinline)) void wipe_stack(void)
 {
-	volatile char junk[16384];
-	memset((char *)junk, 0, sizeof(junk));
+	char junk[16384];
+	memset(junk, 0, sizeof(junk));
+	/* Else clang drops the dead store and the call with it. */
+	__asm__ volatile("" : : "r"(junk) : "memory");
 }
 
 int main(void)
