@@ -214,7 +214,12 @@ static void *writer(void *arg)
 		} else if (!present[key]) {
 			struct node *n = node_alloc(key);
 			if (n) {
-				__atomic_store_n(&n->next, buckets[b], __ATOMIC_RELAXED);
+				/*
+				 * Released: a reader still on @n from its last life
+				 * follows this link to nodes it has no other ordering
+				 * with (TSan saw their slab's earlier writes as racing).
+				 */
+				__atomic_store_n(&n->next, buckets[b], __ATOMIC_RELEASE);
 				__atomic_store_n(&buckets[b], n, __ATOMIC_RELEASE);
 				present[key] = true;
 			}
