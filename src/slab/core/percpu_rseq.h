@@ -32,7 +32,7 @@
 #include "base/compiler.h"
 #include "base/percpu.h"
 
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
+#if defined(__x86_64__) && !defined(SLUB_TSAN)
 #define SLUB_HAVE_RSEQ_ASM 1
 
 #define RSEQ_CS_DESCRIPTOR(start, post, abort)                                   \

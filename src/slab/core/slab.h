@@ -516,9 +516,13 @@ static inline bool freepointer_plausible(const void *fp)
 __attribute__((no_sanitize("thread")))
 static inline void *get_freepointer_safe(const struct kmem_cache *s, void *object)
 {
-	/* s->offset too may be stale: a debug switch (slub_debug.c) fails the CAS after. */
-	return freepointer_decode(__atomic_load_n((uintptr_t *)((char *)object + data_race(s->offset)),
-						  __ATOMIC_RELAXED));
+	/*
+	 * s->offset too may be stale: a debug switch (slub_debug.c) fails the
+	 * CAS after.  A volatile load, not an atomic one: clang's TSan still
+	 * sees atomics in a no_sanitize("thread") function.
+	 */
+	return freepointer_decode(*(const volatile uintptr_t *)((char *)object +
+								 data_race(s->offset)));
 }
 
 static inline void *get_freepointer(const struct kmem_cache *s, void *object)

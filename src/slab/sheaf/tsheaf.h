@@ -80,7 +80,7 @@ static inline void tsheaf_set_size(struct tsheaf *sh, unsigned int size)
  */
 static inline void tsheaf_set_object(struct tsheaf *sh, unsigned long i, void *object)
 {
-#ifdef __SANITIZE_THREAD__
+#ifdef SLUB_TSAN
 	__atomic_store_n(&sh->objects[i], object, __ATOMIC_RELAXED);
 #else
 	sh->objects[i] = object;
