@@ -175,9 +175,15 @@ static struct node *node_alloc(unsigned long key)
 				      kmalloc(sizeof(*n), GFP_KERNEL);
 	if (!n)
 		return NULL;
-	/* A reused typesafe node: the key first, then the value, released (the readers' re-check). */
-	__atomic_store_n(&n->key, key, __ATOMIC_RELAXED);
+	/*
+	 * A reused typesafe node: no key while the value changes, then the key,
+	 * released, so a reader that reads the new key reads the new value (a
+	 * writer preempted between the key and the value made a reader count a
+	 * broken value).
+	 */
+	__atomic_store_n(&n->key, ~0UL, __ATOMIC_RELAXED);
 	__atomic_store_n(&n->value, value_of(key), __ATOMIC_RELEASE);
+	__atomic_store_n(&n->key, key, __ATOMIC_RELEASE);
 	if (!node_cache) {
 		__atomic_store_n(&n->magic, MAGIC, __ATOMIC_RELAXED);
 		for (int i = 0; i < 3; i++)
