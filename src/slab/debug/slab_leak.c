@@ -444,6 +444,17 @@ static bool pc_in(void *pc, const char *name)
 	return dladdr((char *)pc - 1, &info) && info.dli_sname && !strcmp(info.dli_sname, name);
 }
 
+/* Where the program called exit() (slub_leak_exit_from), by which thread of which process. */
+static uintptr_t exit_from_sp, exit_from_thread;
+static pid_t exit_from_pid;
+
+void slub_leak_exit_from(uintptr_t sp)
+{
+	exit_from_sp = sp;
+	exit_from_thread = os_thread_pointer();
+	exit_from_pid = getpid();	/* a vfork child's exit() writes its parent's memory */
+}
+
 /*
  * After a return from main, the stack below exit()'s caller is exit's own
  * and its handlers', laid over frames the program had left: main's, and the
@@ -452,15 +463,20 @@ static bool pc_in(void *pc, const char *name)
  * made the block reachable (the README's example, built with clang, every
  * run).  So the scan reads the stack from the CFA of exit()'s frame up,
  * where exit() was called by glibc's start code (its caller's caller is
- * __libc_start_main): main's registers are dead by then.  Not where the
- * program called exit() itself: the registers it holds live pointers in
- * are saved by the exit path, below that CFA (0: the scan's own frame).
+ * __libc_start_main): main's registers are dead by then.  Where the
+ * program called exit() itself, from where the malloc library's exit()
+ * saved the caller's registers; else (libslub.so has no exit()) from the
+ * scan's own frame (0): the registers the program holds live pointers in
+ * are saved by the exit path, below exit()'s CFA.
  */
 static uintptr_t exit_caller_sp(void)
 {
 	enum { FRAMES = 64 };
 	void *frames[FRAMES];
 	uintptr_t cfas[FRAMES];
+	/* The program called exit(), the malloc library's: its registers are saved above @sp. */
+	if (exit_from_sp && exit_from_thread == os_thread_pointer() && exit_from_pid == getpid())
+		return exit_from_sp;
 	unwind_prime_walk();
 	int n = unwind_fast_cfa(frames, cfas, FRAMES);
 	for (int i = 0; i + 2 < n; i++)

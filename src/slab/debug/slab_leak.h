@@ -83,6 +83,12 @@ __hidden void leak_read_self(uintptr_t from, uintptr_t to, void *buf, size_t chu
  * an object freed and handed out again later is listed as usual.
  */
 __hidden void leak_note_refused(const void *object, const struct track *alloc);
+/*
+ * The malloc library's exit() (malloc_exit.c), before the C library's: the
+ * calling thread's stack from @sp up is the program's, with its registers
+ * saved there.  The leak check at exit reads the stack from @sp.
+ */
+__hidden void slub_leak_exit_from(uintptr_t sp);
 /* The malloc library's debug extents (a weak no-op in libslub.so). */
 __hidden void slub_leak_collect_extents(struct leak_table *lt);
 /* Where a listing goes: the process's reports (at exit), or a live scan's answer. */
