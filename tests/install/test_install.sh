@@ -29,13 +29,14 @@ declared=$( (grep -E '^SLUB_API' "$src/include/slub.h" | sed -E 's/.*[ *]([A-Za-
 [ "$exported" = "$declared" ] || fail "exported symbols differ from slub.h:
 $(diff <(echo "$declared") <(echo "$exported") || true)"
 
-# libslub-malloc.so: the same API plus the malloc family, glibc's aliases and,
-# on x86-64 with glibc 2.34 or later, __register_atfork (pthread_atfork's,
-# passed on: src/malloc/malloc_fork.c).
+# libslub-malloc.so: the same API plus the malloc family, glibc's aliases,
+# exit (noting where the program's stack ends for the leak check, passed on:
+# src/malloc/malloc_exit.c) and, on x86-64 with glibc 2.34 or later,
+# __register_atfork (pthread_atfork's, passed on: src/malloc/malloc_fork.c).
 malloc_names="aligned_alloc calloc cfree free free_aligned_sized free_sized mallinfo mallinfo2 malloc malloc_info malloc_stats
 malloc_trim malloc_usable_size mallopt memalign posix_memalign pvalloc realloc reallocarray valloc
 __libc_calloc __libc_free __libc_mallinfo __libc_malloc __libc_mallopt __libc_memalign
-__libc_pvalloc __libc_realloc __libc_reallocarray __libc_valloc"
+__libc_pvalloc __libc_realloc __libc_reallocarray __libc_valloc exit"
 if [ "$(uname -m)" = x86_64 ] && at_least 2.34; then
 	malloc_names="$malloc_names __register_atfork"
 fi
