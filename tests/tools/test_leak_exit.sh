@@ -6,7 +6,8 @@
 # from main the scan reads the stack from exit()'s caller up; where main
 # calls exit() itself, from the malloc library's exit() up.  And a block
 # whose address a live frame holds when the program calls exit() itself
-# stays reachable.  The boundary needs the CFI walker (x86-64, glibc 2.35).
+# stays reachable, as does one a global holds just below the signal stack
+# of a handler that calls exit().  The boundary needs the CFI walker (x86-64, glibc 2.35).
 set -euo pipefail
 slubrun=$1 target=$2
 [ "$(uname -m)" = x86_64 ] || { echo "not x86-64: skipped"; exit 77; }
@@ -23,4 +24,7 @@ grep -q "^leak: 1 block, 100 bytes unreferenced at exit" <<<"$out" ||
 out=$("$slubrun" --debug --leak-check "$target" exit 2>&1) || fail "slubrun failed: $out"
 grep -q "^leak: no leaks" <<<"$out" ||
 	fail "a block exit()'s caller holds is listed: $(grep '^leak:' <<<"$out")"
+out=$("$slubrun" --debug --leak-check "$target" altstack 2>&1) || fail "slubrun failed: $out"
+grep -q "^leak: no leaks" <<<"$out" ||
+	fail "a block a global holds below the signal stack exit() ran on is listed: $(grep '^leak:' <<<"$out")"
 echo "test_leak_exit: ok"

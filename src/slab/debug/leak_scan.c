@@ -36,6 +36,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ struct scan {
 	uint32_t *page_first;		/* per page of the span: the first block at or after it */
 	size_t page_first_bytes;	/* 0: too sparse a span, found by a search of all */
 	uintptr_t sp;			/* this thread's stack below it is dead */
+	uintptr_t sp_low;		/* down to here: a signal stack's base (0: the mapping's) */
 	uintptr_t other_sp[SCAN_THREADS];	/* and other threads', blocked in a system call */
 	unsigned int nr_other_sp;
 	uintptr_t skip[5][2];		/* the scan's own tables, and the caller's */
@@ -323,6 +325,14 @@ static void scan_resident(struct scan *sc, uintptr_t from, uintptr_t to)
 	}
 }
 
+static void scan_piece(struct scan *sc, uintptr_t from, uintptr_t to, bool resident)
+{
+	if (resident)
+		scan_resident(sc, from, to);
+	else
+		scan_root(sc, from, to);
+}
+
 /* [start, end) of a mapping, a section at a time: from sp up in a thread's stack. */
 static void scan_range(struct scan *sc, uintptr_t start, uintptr_t end, bool resident)
 {
@@ -333,10 +343,10 @@ static void scan_range(struct scan *sc, uintptr_t start, uintptr_t end, bool res
 		uintptr_t from = live_from(sc, a, next);
 		if (memmap_slot(a))	/* the heap's: the page walks' (scan_heap_block) */
 			continue;
-		if (resident)
-			scan_resident(sc, from, next);
-		else
-			scan_root(sc, from, next);
+		/* A signal stack in the program's data: below it the data is live. */
+		if (sc->sp >= a && sc->sp < next && sc->sp_low > a && sc->sp_low < sc->sp)
+			scan_piece(sc, a, sc->sp_low, resident);
+		scan_piece(sc, from, next, resident);
 	}
 }
 
@@ -447,6 +457,16 @@ static __attribute__((noinline)) void scan_roots(struct scan *sc)
 	char here;
 	sc->sp = (sc->lt->stack_from ? sc->lt->stack_from : (uintptr_t)&here) &
 		 ~(sizeof(uintptr_t) - 1);
+	/*
+	 * On a signal stack (exit() from a handler, say), only that stack
+	 * below sp is dead: it may be an array in the program's data, whose
+	 * mapping holds live globals below it.
+	 */
+	stack_t ss;
+	sc->sp_low = 0;
+	if (!sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK) &&
+	    sc->sp - (uintptr_t)ss.ss_sp < ss.ss_size)
+		sc->sp_low = (uintptr_t)ss.ss_sp;
 	find_thread_sps(sc);
 	if (!maps_walk_sizes(scan_mapping, sc))
 		maps_walk(scan_mapping, sc);	/* no smaps: each mapping read whole */
