@@ -37,10 +37,14 @@ static __attribute__((noinline)) void leak_objects(struct kmem_cache *s, int n)
 	}
 }
 
-/* The dead stack below main's frame, where those pointers passed: zeroed. */
+/*
+ * The dead stack below main's frame, where those pointers passed: zeroed.
+ * A scan that finds main not yet blocked in read() (a busy machine) reads
+ * its whole stack, dead part too.
+ */
 static __attribute__((noinline)) void wipe_stack(void)
 {
-	char junk[16384];
+	char junk[64 << 10];
 	memset(junk, 0, sizeof(junk));
 	/* Else clang drops the dead store and the call with it. */
 	__asm__ volatile("" : : "r"(junk) : "memory");
