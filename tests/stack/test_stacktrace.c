@@ -228,13 +228,21 @@ static void names_elsewhere(void)
 		stack_trace_symbol(vdso + 0x10, buf, sizeof(buf));	/* the ELF header */
 		CHECK(!strcmp(buf, "[vdso]+0x10"));
 	}
-	char *anon = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	CHECK(anon != MAP_FAILED);
+	/*
+	 * The kernel merges a new anonymous mapping with a neighbour of the same protection, so
+	 * the page that is named sits between two PROT_NONE pages: its own mapping, by itself.
+	 */
+	long page = sysconf(_SC_PAGESIZE);
+	char *guard = mmap(NULL, 3 * page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(guard != MAP_FAILED);
+	char *anon = guard + page;
+	CHECK(!mprotect(anon, page, PROT_READ | PROT_WRITE));
 	CHECK_EQ(stack_trace_symbol((uintptr_t)anon + 0x18, buf, sizeof(buf)), STACK_SYM_NONE);
 	CHECK(!strcmp(buf, "[anonymous]+0x18"));
-	munmap(anon, 4096);
+	munmap(anon, page);
 	CHECK_EQ(stack_trace_symbol((uintptr_t)anon + 0x18, buf, sizeof(buf)), STACK_SYM_NONE);
 	CHECK(!strcmp(buf, "?"));
+	munmap(guard, 3 * page);
 	CHECK_EQ(stack_trace_symbol(0x10, buf, sizeof(buf)), STACK_SYM_NONE);
 	/* A short buffer is cut, not overrun. */
 	char tiny[8] = "xxxxxxx";
