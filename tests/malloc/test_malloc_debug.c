@@ -73,14 +73,6 @@ static void *holder(void *arg)
 	return mine;
 }
 
-/* Stale pointers below the callers' frames: gone before the exit-time scan. */
-static __attribute__((noinline)) void scrub_stack(void)
-{
-	char junk[16384];
-	memset(junk, 0, sizeof(junk));
-	__asm__ volatile("" : : "r"(junk) : "memory");
-}
-
 static __attribute__((noinline)) void scan_cases(void)
 {
 	/*
@@ -184,13 +176,13 @@ static __attribute__((noinline)) int child(const char *what, size_t n, long arg)
 		free(p);
 	} else if (!strcmp(what, "scan")) {
 		scan_cases();
-		scrub_stack();
+		wipe_dead_stack();
 		free(p);
 		free(q);
 		q = NULL;
 	} else if (!strcmp(what, "scan_large")) {
 		scan_large_cases();
-		scrub_stack();
+		wipe_dead_stack();
 		free(p);
 		free(q);
 		q = NULL;

@@ -37,19 +37,6 @@ static __attribute__((noinline)) void leak_objects(struct kmem_cache *s, int n)
 	}
 }
 
-/*
- * The dead stack below main's frame, where those pointers passed: zeroed.
- * A scan that finds main not yet blocked in read() (a busy machine) reads
- * its whole stack, dead part too.
- */
-static __attribute__((noinline)) void wipe_stack(void)
-{
-	char junk[64 << 10];
-	memset(junk, 0, sizeof(junk));
-	/* Else clang drops the dead store and the call with it. */
-	__asm__ volatile("" : : "r"(junk) : "memory");
-}
-
 int main(void)
 {
 	struct kmem_cache *plain = kmem_cache_create("agent_t_plain", 200, 0, SLAB_NO_MERGE, NULL);
@@ -77,7 +64,8 @@ int main(void)
 			printf("ok\n");
 		} else if (sscanf(line, "leak %d", &n) == 1) {
 			leak_objects(plain, n);
-			wipe_stack();
+			/* A scan that finds main not yet blocked in read() (a busy machine) reads its dead stack too. */
+			wipe_dead_stack();
 			printf("ok\n");
 		} else if (!strcmp(line, "free\n")) {
 			while (nr)
