@@ -64,7 +64,7 @@ static void bin_unlock(struct extent_bin *b)
 	__atomic_store_n(&b->locked, 0, __ATOMIC_RELEASE);
 }
 
-uint64_t extent_bins_due_ms = UINT64_MAX;
+uint64_t extent_bins_due_ms = UINT64_MAX, extent_slots_due_ms = UINT64_MAX;
 
 /* The bin of an extent of @nr (2 or more) pages: the order of its page count, rounded up. */
 static struct extent_bin *bin_of(unsigned long nr)
@@ -72,12 +72,19 @@ static struct extent_bin *bin_of(unsigned long nr)
 	return &bins[64 - __builtin_clzl(nr - 1)];
 }
 
-void extent_bins_due_slow(uint64_t when)
+void extent_due_slow(uint64_t *due, uint64_t when)
 {
-	uint64_t cur = __atomic_load_n(&extent_bins_due_ms, __ATOMIC_RELAXED);
-	while (when < cur && !__atomic_compare_exchange_n(&extent_bins_due_ms, &cur, when, true,
-							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	uint64_t cur = __atomic_load_n(due, __ATOMIC_RELAXED);
+	while (when < cur && !__atomic_compare_exchange_n(due, &cur, when, true, __ATOMIC_RELAXED,
+							  __ATOMIC_RELAXED))
 		;
+}
+
+/* The bins' entries fall due no sooner than @when (ms). */
+static void extent_bins_due(uint64_t when)
+{
+	if (when < __atomic_load_n(&extent_bins_due_ms, __ATOMIC_RELAXED))
+		extent_due_slow(&extent_bins_due_ms, when);
 }
 
 /* Under @b's lock: its word of page_alloc_stats.binned has no other writer. */
@@ -203,8 +210,9 @@ static bool waited_decay(const struct bin_entry *e, uint64_t now)
 
 void extent_bins_expire_slow(uint64_t now_ms)
 {
-	/* Puts racing with this lower the mark again after the store. */
+	/* Puts racing with this lower the marks again after the stores. */
 	__atomic_store_n(&extent_bins_due_ms, UINT64_MAX, __ATOMIC_RELAXED);
+	__atomic_store_n(&extent_slots_due_ms, UINT64_MAX, __ATOMIC_RELAXED);
 	struct bin_entry out[EXTENT_BIN_SLOTS];
 	for (int o = 0; o <= MAX_PAGE_ORDER; o++) {
 		uint64_t next;
@@ -214,7 +222,7 @@ void extent_bins_expire_slow(uint64_t now_ms)
 		for (unsigned int i = 0; i < n; i++)
 			release_pages_extent(out[i].page, out[i].nr);
 	}
-	extent_bins_due(extent_pcp_expire(now_ms));
+	extent_slots_due(extent_pcp_expire(now_ms));
 }
 
 static void give_to_buddy(struct page *page, unsigned long nr)

@@ -25,23 +25,25 @@ __hidden bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_
  */
 __hidden struct page *extent_bins_take(unsigned long nr, unsigned long *have);
 /*
- * No kept extent, in the bins or the CPUs' slots, falls due for the decay
- * before this (ms); UINT64_MAX: none kept.  Read by every extent free.
+ * No kept extent in the bins falls due for the decay before this (ms), nor
+ * one in the CPUs' slots before the second; UINT64_MAX: none kept.  Apart,
+ * so that a free into a slot can tell that the bins keep nothing.
  */
-extern __hidden uint64_t extent_bins_due_ms;
-__hidden void extent_bins_due_slow(uint64_t when);
+extern __hidden uint64_t extent_bins_due_ms, extent_slots_due_ms;
+__hidden void extent_due_slow(uint64_t *due, uint64_t when);
 __hidden void extent_bins_expire_slow(uint64_t now_ms);
 
-/* The CPUs' kept extents (malloc_extent_pcp.h) fall due no later than @when (ms). */
-static inline void extent_bins_due(uint64_t when)
+/* The CPUs' kept extents (malloc_extent_pcp.h) fall due no sooner than @when (ms). */
+static inline void extent_slots_due(uint64_t when)
 {
-	if (when < __atomic_load_n(&extent_bins_due_ms, __ATOMIC_RELAXED))
-		extent_bins_due_slow(when);
+	if (when < __atomic_load_n(&extent_slots_due_ms, __ATOMIC_RELAXED))
+		extent_due_slow(&extent_slots_due_ms, when);
 }
 /* Give back what has waited a decay period by @now_ms, in the bins and the CPUs' slots. */
 static inline void extent_bins_expire(uint64_t now_ms)
 {
-	if (unlikely(now_ms >= __atomic_load_n(&extent_bins_due_ms, __ATOMIC_RELAXED)))
+	if (unlikely(now_ms >= __atomic_load_n(&extent_bins_due_ms, __ATOMIC_RELAXED) ||
+		     now_ms >= __atomic_load_n(&extent_slots_due_ms, __ATOMIC_RELAXED)))
 		extent_bins_expire_slow(now_ms);
 }
 /*

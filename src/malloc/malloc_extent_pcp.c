@@ -13,8 +13,9 @@
  * page allocator after it is let go), so fork() may take it anywhere.
  *
  * The bound: one extent of at most 1 MiB per CPU, given back to the OS
- * when it has waited slub_decay_ms (the bins' due time, and the decay
- * thread's tick, cover it), and counted with the bins as kept for reuse.
+ * when it has waited slub_decay_ms since the first walk that saw it (the
+ * slots' due time, and the decay thread's tick, bring the walks), and
+ * counted with the bins as kept for reuse.
  * Before fresh pages only this CPU's goes back to the buddy lists: the
  * others may add up to 1 MiB each to the peak.
  */
@@ -80,6 +81,26 @@ unsigned long slub_malloc_pcp_kept(void)
 }
 
 /*
+ * Has @p's extent waited @decay by @now since a walk stamped it?  If not,
+ * *@next says when it will have; one not stamped yet is stamped @now.  The
+ * stamp races with the sequences: a put that stores 0 after it leaves the
+ * new extent for the next walk, one before it gets @now, which is later
+ * than the free.  Either way no extent goes back early.
+ */
+static bool slot_due(struct extent_pcp *p, uint64_t now, uint64_t decay, uint64_t *next)
+{
+	uint64_t when = __atomic_load_n(&p->when, __ATOMIC_RELAXED);
+	if (!when) {
+		__atomic_store_n(&p->when, now, __ATOMIC_RELAXED);
+		when = now;
+	}
+	if (now >= when + decay)
+		return true;
+	*next = when + decay < *next ? when + decay : *next;
+	return false;
+}
+
+/*
  * Take the extents of up to BATCH slots from CPU *@cpu on into @out
  * (with @due_only, those that waited @decay by @now only), moving *@cpu on;
  * pcp_lock only tried when @try (the decay's look).  Their number; *@next:
@@ -107,11 +128,8 @@ static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t no
 		struct extent_pcp *p = &extent_pcp[*cpu];
 		if (!__atomic_load_n(&p->page, __ATOMIC_RELAXED))
 			continue;
-		uint64_t due = __atomic_load_n(&p->when, __ATOMIC_RELAXED) + decay;
-		if (due_only && now < due) {
-			*next = due < *next ? due : *next;
+		if (due_only && !slot_due(p, now, decay, next))
 			continue;
-		}
 		__atomic_store_n(&p->closed, 1, __ATOMIC_SEQ_CST);
 		closed[k++] = *cpu;
 	}
@@ -124,9 +142,8 @@ static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t no
 	for (unsigned int i = 0; i < k; i++) {
 		struct extent_pcp *p = &extent_pcp[closed[i]];
 		struct page *page = __atomic_load_n(&p->page, __ATOMIC_ACQUIRE);
-		uint64_t due = __atomic_load_n(&p->when, __ATOMIC_RELAXED) + decay;
-		if (page && due_only && now < due) {
-			*next = due < *next ? due : *next;	/* refilled meanwhile: stays */
+		if (page && due_only && !slot_due(p, now, decay, next)) {
+			;	/* refilled meanwhile: stays */
 		} else if (page) {
 			__atomic_store_n(&p->page, NULL, __ATOMIC_RELAXED);
 			out[n++] = page;

@@ -9,10 +9,18 @@
  * pair still made three locked instructions, twice glibc's time; a program
  * that frees a buffer mostly asks for one of its size again on the same CPU.
  *
- * A CPU's slot: the extent (0: none) and when it was freed; a third word,
+ * A CPU's slot: the extent (0: none) and its time stamp; a third word,
  * closed, is set while a lock holder empties the slot, and every sequence
  * tests it first.  A sequence commits with the store of the extent word.
  * Only in rseq mode (slub_percpu_rseq): without it, the bins serve.
+ *
+ * The put reads no clock (it was a tenth of the pair): it leaves the stamp
+ * 0, and the decay's walk that first finds the extent stamps it with its own
+ * time, later than the free, so the extent goes back a decay period after
+ * that walk: never early, at most a walk's interval late.  A stamp taken
+ * from a clock read some frees before instead could be older than the free
+ * by a whole quiet spell, and a buffer freed and asked for again at once
+ * was then given back and faulted in.
  */
 #ifndef SLUB_MALLOC_EXTENT_PCP_H
 #define SLUB_MALLOC_EXTENT_PCP_H
@@ -27,7 +35,7 @@
 
 struct extent_pcp {
 	struct page *page;	/* the extent kept, PG_extent clear; NULL: none */
-	uint64_t when;		/* when it was freed (ms) */
+	uint64_t when;		/* a walk of the decay saw it then (ms); 0: not yet */
 	unsigned long closed;	/* a lock holder empties the slot (zero: a page never written) */
 } __attribute__((aligned(64)));
 
@@ -47,7 +55,7 @@ __hidden void extent_pcp_note_kept(void);
  * Keep @page (@nr pages, claimed) in this CPU's slot if it is open and
  * empty; false: the caller keeps it elsewhere.
  */
-static inline bool extent_pcp_put(struct page *page, unsigned long nr, uint64_t now)
+static inline bool extent_pcp_put(struct page *page, unsigned long nr)
 {
 	intptr_t abi = slub_percpu_rseq;
 	if (!abi || nr > EXTENT_PCP_MAX_PAGES)
@@ -68,13 +76,13 @@ static inline bool extent_pcp_put(struct page *page, unsigned long nr, uint64_t 
 		"jne %l[busy]\n\t"
 		"cmpq $0, (%[c])\n\t"
 		"jne %l[busy]\n\t"
-		"movq %[now], 8(%[c])\n\t"
+		"movq $0, 8(%[c])\n\t"
 		"movq %[page], (%[c])\n\t"		/* commit */
 		"2:\n\t"
 		RSEQ_ABORT_RESTART
 		: [c] "=&r"(c)
 		: [abi] "r"(abi), [slots] "r"(extent_pcp), [nr] "rm"(extent_pcp_nr),
-		  [now] "r"(now), [page] "r"(page)
+		  [page] "r"(page)
 		: "memory", "cc"
 		: busy);
 	/* Read first: the store only when the hint is off, not a shared line written by every free. */
@@ -122,9 +130,9 @@ static inline struct page *extent_pcp_take(unsigned long nr)
 	return page;
 }
 #else
-static inline bool extent_pcp_put(struct page *page, unsigned long nr, uint64_t now)
+static inline bool extent_pcp_put(struct page *page, unsigned long nr)
 {
-	(void)page, (void)nr, (void)now;
+	(void)page, (void)nr;
 	return false;
 }
 
@@ -137,8 +145,9 @@ static inline struct page *extent_pcp_take(unsigned long nr)
 
 /*
  * The slow side, under one lock.  Expire: give back to the OS the kept
- * extents that waited a decay period by @now_ms (every CPU's), and return
- * when the next one falls due (UINT64_MAX: none kept).  In the counting
+ * extents that waited a decay period by @now_ms since a walk stamped them
+ * (every CPU's), stamp the others, and return when the next one falls due
+ * (UINT64_MAX: none kept).  In the counting
  * build (SLUB_FAKE_RSEQ) the slots, as the slab fast paths, are right for
  * one thread only.
  */

@@ -52,6 +52,20 @@ static unsigned long pages_for(size_t size)
 	return (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
 }
 
+/*
+ * The last time an extent call read the clock (ms): a slot's extent, kept
+ * without a read, falls due no sooner than a decay period after it.
+ */
+static uint64_t extent_clock_ms;
+
+static inline __attribute__((always_inline)) uint64_t extent_clock(void)
+{
+	uint64_t now = os_now_ms();
+	if (now != __atomic_load_n(&extent_clock_ms, __ATOMIC_RELAXED))
+		__atomic_store_n(&extent_clock_ms, now, __ATOMIC_RELAXED);
+	return now;
+}
+
 static void extent_release(struct page *page)
 {
 	free_pages_extent(page, page->nr_extent_pages);
@@ -237,7 +251,7 @@ static struct page *extent_cache_take(unsigned long nr, unsigned long *dirty)
 void slub_malloc_pages_taken(unsigned long fresh)
 {
 	int saved_errno = errno;
-	uint64_t now = os_now_ms();
+	uint64_t now = extent_clock();
 	extent_bins_expire(now);
 	if (fresh && (binned_sum() || READ_ONCE(page_alloc_stats.pcp_extents_kept)))
 		extent_bins_drain(fresh);	/* to the buddy lists: the next blocks come from them */
@@ -271,7 +285,7 @@ bool slub_malloc_idle_tick(uint64_t now_ms)
 	 * other): due now, so that the one walk of the expiry covers them.
 	 */
 	if (READ_ONCE(page_alloc_stats.pcp_extents_kept) || slub_malloc_pcp_kept())
-		extent_bins_due(now_ms);
+		extent_slots_due(now_ms);
 	extent_bins_expire(now_ms);
 	return READ_ONCE(page_alloc_stats.idle_extents) || binned_sum() || slub_malloc_pcp_kept();
 }
@@ -365,7 +379,7 @@ static void *alloc_fresh(size_t size, size_t align, gfp_t gfp)
 	struct page *page = NULL;
 	/* Every extent call ages the cache: it holds memory nobody uses. */
 	if (READ_ONCE(page_alloc_stats.idle_extents))
-		extent_cache_expire(os_now_ms());
+		extent_cache_expire(extent_clock());
 	if (nr > MAX_ORDER_NR_PAGES && align <= PAGE_SIZE && READ_ONCE(page_alloc_stats.idle_extents)) {
 		unsigned long dirty = 0;
 		page = extent_cache_take(nr, &dirty);
@@ -498,14 +512,24 @@ bool extent_free(void *p, const char *caller)
 	return extent_report_freed(p, caller);
 }
 
-/* This CPU's slot keeps @page for the next malloc of its size here (decay 0: nothing kept). */
-static inline __attribute__((always_inline)) bool keep_extent(struct page *page, unsigned long nr,
-								  uint64_t now)
+/*
+ * While the bins keep nothing, a thread's frees into its CPU's slot read the
+ * clock once in this many, for the decay of the other CPUs' slots.
+ */
+#define SLOT_FREES_PER_CLOCK 64
+static __thread unsigned int slot_frees __attribute__((tls_model("initial-exec")));
+
+/*
+ * This CPU's slot keeps @page for the next malloc of its size here (decay
+ * 0: nothing kept).  The walk that stamps it comes a decay period after
+ * the last clock read at the soonest.
+ */
+static inline __attribute__((always_inline)) bool keep_extent(struct page *page, unsigned long nr)
 {
 	uint64_t decay = (uint64_t)slub_opt(decay_ms);
-	if (!decay || !extent_pcp_put(page, nr, now))
+	if (!decay || !extent_pcp_put(page, nr))
 		return false;
-	extent_bins_due(now + decay);
+	extent_slots_due(__atomic_load_n(&extent_clock_ms, __ATOMIC_RELAXED) + decay);
 	return true;
 }
 
@@ -517,14 +541,20 @@ static inline __attribute__((always_inline)) bool free_pages_at(void *p)
 	struct page *page = extent_of(p, true, &nr, &large);
 	if (!page)
 		return false;
-	uint64_t now = os_now_ms();
 	bool release = release_now(nr);	/* raises the threshold, as glibc's */
-	if (large)
+	bool kept = !large && !release && keep_extent(page, nr);
+	/* The pair's common case: no clock read (it was a tenth of the pair's time). */
+	if (kept && likely(__atomic_load_n(&extent_bins_due_ms, __ATOMIC_RELAXED) == UINT64_MAX &&
+			   !READ_ONCE(page_alloc_stats.idle_extents) &&
+			   ++slot_frees % SLOT_FREES_PER_CLOCK))
+		return true;
+	uint64_t now = extent_clock();
+	if (kept)
+		;
+	else if (large)
 		extent_cache_return(page, now);	/* whatever its size: the cache costs no peak */
 	else if (release)
 		release_pages_extent(page, nr);
-	else if (keep_extent(page, nr, now))
-		;
 	else if (!extent_bins_put(page, nr, now))
 		extent_release(page);
 	extent_bins_expire(now);

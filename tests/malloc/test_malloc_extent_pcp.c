@@ -126,8 +126,8 @@ static void trim_empties_other_cpus(void)
 
 /*
  * A block another CPU kept, then left alone, goes back to the OS after a
- * decay period: this thread's extent frees look at the time.  No speed
- * assumed: up to a minute.
+ * decay period: this thread's frees into its own slot look at the time
+ * once in a while (SLOT_FREES_PER_CLOCK).  No speed assumed: up to a minute.
  */
 static void decay_empties_other_cpus(void)
 {
@@ -151,6 +151,53 @@ static void decay_empties_other_cpus(void)
 	CHECK_EQ(kept_bytes(), OTHER);
 	malloc_trim(0);
 	unpin(&old);
+}
+
+/*
+ * A child with a short decay (100 ms): a block freed into the slot after a
+ * quiet spell longer than the decay is not taken for old by the decay's
+ * walk that comes next (a free into the bins runs it), and the malloc of
+ * its size after gets it back.  A stamp from the last clock read, before
+ * the spell, would have made it look old, and the walk would have given
+ * it back to the OS.
+ */
+static int quiet_spell(void)
+{
+	free(malloc(1));
+	if (strcmp(slub_percpu_mode(), "rseq")) {
+		fprintf(stderr, "   skipped: no rseq\n");
+		return 0;
+	}
+	cpu_set_t old;
+	CHECK_EQ(pin_to_this_cpu(&old), 0);
+	enum { OTHER = BLOCK + (32 << 10) };	/* another bin, below the release threshold */
+	char *a = malloc(BLOCK), *c = malloc(OTHER);
+	CHECK(a && c);
+	memset(a, 1, BLOCK);
+	free(a);	/* this CPU's slot */
+	free(c);	/* the bins: they keep something, so the next slot free reads the clock */
+	CHECK_EQ(kept_bytes(), BLOCK + OTHER);
+	struct timespec spell = { 0, 300 * 1000000L };
+	while (nanosleep(&spell, &spell))
+		;
+	char *b = malloc(BLOCK);
+	CHECK(b == a);
+	memset(b, 2, BLOCK);
+	free(b);	/* into the slot; the walk after it gives c back, which waited the decay */
+	CHECK_EQ(kept_bytes(), BLOCK);
+	CHECK(malloc(BLOCK) == a);
+	CHECK_EQ(kept_bytes(), 0);
+	unpin(&old);
+	return check_done();
+}
+
+static void quiet_spell_is_no_age(const char *self)
+{
+	static char out[1 << 14];
+	int status = run_self(self, "quiet-spell", "slub_decay_ms=100", out, sizeof(out));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fputs(out, stderr);
 }
 
 static volatile int stop;
@@ -205,14 +252,17 @@ static void no_block_has_two_owners(void)
 	CHECK_EQ(slub_errors(), errors);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "quiet-spell"))
+		return quiet_spell();
 	free(malloc(1));	/* the allocator starts, and chooses its mode */
 	rseq_mode = !strcmp(slub_percpu_mode(), "rseq");
 	fprintf(stderr, "mode: %s\n", slub_percpu_mode());
 	RUN(cpu_keeps_one_beyond_the_bins);
 	RUN(trim_empties_other_cpus);
 	RUN(decay_empties_other_cpus);
+	quiet_spell_is_no_age(argv[0]);
 	RUN(no_block_has_two_owners);
 	return check_done();
 }
