@@ -25,15 +25,16 @@ __hidden bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_
  */
 __hidden struct page *extent_bins_take(unsigned long nr, unsigned long *have);
 /*
- * No kept extent in the bins falls due for the decay before this (ms), nor
- * one in the CPUs' slots before the second; UINT64_MAX: none kept.  Apart,
- * so that a free into a slot can tell that the bins keep nothing.
+ * No kept extent in the bins falls due for the decay before this (ms); the
+ * second: when the CPUs' slots need a walk of the decay (to stamp or give
+ * back).  UINT64_MAX: none kept.  Apart, so that a free into a slot can
+ * tell that the bins keep nothing.
  */
 extern __hidden uint64_t extent_bins_due_ms, extent_slots_due_ms;
 __hidden void extent_due_slow(uint64_t *due, uint64_t when);
 __hidden void extent_bins_expire_slow(uint64_t now_ms);
 
-/* The CPUs' kept extents (malloc_extent_pcp.h) fall due no sooner than @when (ms). */
+/* The CPUs' kept extents (malloc_extent_pcp.h) need a walk no sooner than @when (ms). */
 static inline void extent_slots_due(uint64_t when)
 {
 	if (when < __atomic_load_n(&extent_slots_due_ms, __ATOMIC_RELAXED))

@@ -38,6 +38,7 @@ static_assert(sizeof(struct extent_pcp) == 1UL << EXTENT_PCP_SHIFT, "extent_pcp 
 
 struct extent_pcp extent_pcp[SLUB_MAX_CPUS];
 unsigned int extent_pcp_nr;
+struct extent_pcp_held extent_pcp_held;
 
 static pthread_mutex_t pcp_lock = PTHREAD_MUTEX_INITIALIZER;
 /*
@@ -82,17 +83,19 @@ unsigned long slub_malloc_pcp_kept(void)
 
 /*
  * Has @p's extent waited @decay by @now since a walk stamped it?  If not,
- * *@next says when it will have; one not stamped yet is stamped @now.  The
- * stamp races with the sequences: a put that stores 0 after it leaves the
- * new extent for the next walk, one before it gets @now, which is later
- * than the free.  Either way no extent goes back early.
+ * *@next says when it will have; one not stamped yet is stamped @stamp, a
+ * clock read under pcp_lock, later than any free the walk finds.  The stamp
+ * races with the sequences: a put that stores 0 after it leaves the new
+ * extent for the next walk, one before it gets @stamp, later than its free
+ * but for a preemption between the load and the store here.
  */
-static bool slot_due(struct extent_pcp *p, uint64_t now, uint64_t decay, uint64_t *next)
+static bool slot_due(struct extent_pcp *p, uint64_t now, uint64_t stamp, uint64_t decay,
+		     uint64_t *next)
 {
 	uint64_t when = __atomic_load_n(&p->when, __ATOMIC_RELAXED);
 	if (!when) {
-		__atomic_store_n(&p->when, now, __ATOMIC_RELAXED);
-		when = now;
+		__atomic_store_n(&p->when, stamp, __ATOMIC_RELAXED);
+		when = stamp;
 	}
 	if (now >= when + decay)
 		return true;
@@ -124,11 +127,14 @@ static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t no
 		*cpu = nr;
 		return 0;
 	}
+	/* The caller's time may be older than a free this walk finds (read before a long give-back). */
+	uint64_t stamp = due_only ? os_now_ms() : 0;
+	stamp = stamp > now ? stamp : now;
 	for (; *cpu < nr && k < BATCH; (*cpu)++) {
 		struct extent_pcp *p = &extent_pcp[*cpu];
 		if (!__atomic_load_n(&p->page, __ATOMIC_RELAXED))
 			continue;
-		if (due_only && !slot_due(p, now, decay, next))
+		if (due_only && !slot_due(p, now, stamp, decay, next))
 			continue;
 		__atomic_store_n(&p->closed, 1, __ATOMIC_SEQ_CST);
 		closed[k++] = *cpu;
@@ -142,9 +148,8 @@ static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t no
 	for (unsigned int i = 0; i < k; i++) {
 		struct extent_pcp *p = &extent_pcp[closed[i]];
 		struct page *page = __atomic_load_n(&p->page, __ATOMIC_ACQUIRE);
-		if (page && due_only && !slot_due(p, now, decay, next)) {
-			;	/* refilled meanwhile: stays */
-		} else if (page) {
+		/* One refilled meanwhile stays. */
+		if (page && (!due_only || slot_due(p, now, stamp, decay, next))) {
 			__atomic_store_n(&p->page, NULL, __ATOMIC_RELAXED);
 			out[n++] = page;
 		}
@@ -152,6 +157,23 @@ static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t no
 	}
 	pthread_mutex_unlock(&pcp_lock);
 	return n;
+}
+
+/* The word of CPUs whose slots hold an extent, made again after a walk. */
+static void held_again(void)
+{
+	unsigned int nr = __atomic_load_n(&extent_pcp_nr, __ATOMIC_ACQUIRE);
+	unsigned long held = 0;
+	for (unsigned int cpu = 0; cpu < nr && cpu < 64; cpu++)
+		if (__atomic_load_n(&extent_pcp[cpu].page, __ATOMIC_RELAXED))
+			held |= 1UL << cpu;
+	/*
+	 * A put between the look at its slot and this store loses its bit
+	 * until its CPU's next put: other CPUs' puts skip the clock meanwhile,
+	 * and its extent waits for another extent call's walk, or the decay
+	 * thread's (as the window of a put and the due time, 6e3d680).
+	 */
+	__atomic_store_n(&extent_pcp_held.cpus, held, __ATOMIC_RELAXED);
 }
 
 uint64_t extent_pcp_expire(uint64_t now_ms)
@@ -170,6 +192,7 @@ uint64_t extent_pcp_expire(uint64_t now_ms)
 	 * walk that sees its slot turns it on again.
 	 */
 	WRITE_ONCE(page_alloc_stats.pcp_extents_kept, next != UINT64_MAX);
+	held_again();
 	return next;
 }
 
@@ -225,6 +248,7 @@ unsigned long extent_pcp_drain(bool all, void (*give)(struct page *page, unsigne
 		}
 	}
 	WRITE_ONCE(page_alloc_stats.pcp_extents_kept, 0);
+	held_again();
 	return pages;
 }
 

@@ -15,12 +15,12 @@
  * Only in rseq mode (slub_percpu_rseq): without it, the bins serve.
  *
  * The put reads no clock (it was a tenth of the pair): it leaves the stamp
- * 0, and the decay's walk that first finds the extent stamps it with its own
- * time, later than the free, so the extent goes back a decay period after
- * that walk: never early, at most a walk's interval late.  A stamp taken
- * from a clock read some frees before instead could be older than the free
- * by a whole quiet spell, and a buffer freed and asked for again at once
- * was then given back and faulted in.
+ * 0, and the decay's walk that first finds the extent stamps it with a
+ * clock read under its lock, later than the free, so the extent goes back a
+ * decay period after that walk: never early.  A stamp taken from a clock
+ * read some frees before instead could be older than the free by a whole
+ * quiet spell, and a buffer freed and asked for again at once was then
+ * given back and faulted in.
  */
 #ifndef SLUB_MALLOC_EXTENT_PCP_H
 #define SLUB_MALLOC_EXTENT_PCP_H
@@ -49,13 +49,25 @@ extern __hidden unsigned int extent_pcp_nr;
 __hidden void extent_pcp_first_use(void);
 /* Tell the page allocator a slot may hold an extent (page_alloc_stats.pcp_extents_kept). */
 __hidden void extent_pcp_note_kept(void);
+/*
+ * The CPUs whose slots may hold an extent, bit n for CPU n, where there are
+ * at most 64: a put sets its CPU's bit, a walk of the decay makes the word
+ * again from the slots.  A put that finds no other CPU's bit needs no clock
+ * read for their decay; a stale bit only costs puts a clock read until the
+ * next walk.
+ */
+struct extent_pcp_held {
+	unsigned long cpus;
+} __attribute__((aligned(64)));	/* read by every put, written when a bit changes */
+extern __hidden struct extent_pcp_held extent_pcp_held;
 
 #if SLUB_HAVE_RSEQ_ASM
 /*
  * Keep @page (@nr pages, claimed) in this CPU's slot if it is open and
- * empty; false: the caller keeps it elsewhere.
+ * empty; false: the caller keeps it elsewhere.  *@alone: no other CPU's slot
+ * is known to hold an extent.
  */
-static inline bool extent_pcp_put(struct page *page, unsigned long nr)
+static inline bool extent_pcp_put(struct page *page, unsigned long nr, bool *alone)
 {
 	intptr_t abi = slub_percpu_rseq;
 	if (!abi || nr > EXTENT_PCP_MAX_PAGES)
@@ -88,6 +100,11 @@ static inline bool extent_pcp_put(struct page *page, unsigned long nr)
 	/* Read first: the store only when the hint is off, not a shared line written by every free. */
 	if (unlikely(!READ_ONCE(page_alloc_stats.pcp_extents_kept)))
 		extent_pcp_note_kept();
+	unsigned long bit = 1UL << (((c - (unsigned long)extent_pcp) >> EXTENT_PCP_SHIFT) & 63);
+	unsigned long held = __atomic_load_n(&extent_pcp_held.cpus, __ATOMIC_RELAXED);
+	if (unlikely(!(held & bit)))
+		__atomic_fetch_or(&extent_pcp_held.cpus, bit, __ATOMIC_RELAXED);
+	*alone = !(held & ~bit) && extent_pcp_nr <= 64;
 	return true;
 busy:
 	return false;
@@ -130,9 +147,9 @@ static inline struct page *extent_pcp_take(unsigned long nr)
 	return page;
 }
 #else
-static inline bool extent_pcp_put(struct page *page, unsigned long nr)
+static inline bool extent_pcp_put(struct page *page, unsigned long nr, bool *alone)
 {
-	(void)page, (void)nr;
+	(void)page, (void)nr, (void)alone;
 	return false;
 }
 

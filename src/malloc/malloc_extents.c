@@ -513,21 +513,16 @@ bool extent_free(void *p, const char *caller)
 }
 
 /*
- * While the bins keep nothing, a thread's frees into its CPU's slot read the
- * clock once in this many, for the decay of the other CPUs' slots.
- */
-#define SLOT_FREES_PER_CLOCK 64
-static __thread unsigned int slot_frees __attribute__((tls_model("initial-exec")));
-
-/*
  * This CPU's slot keeps @page for the next malloc of its size here (decay
  * 0: nothing kept).  The walk that stamps it comes a decay period after
- * the last clock read at the soonest.
+ * the last clock read at the soonest.  *@alone: no other CPU's slot is
+ * known to keep one.
  */
-static inline __attribute__((always_inline)) bool keep_extent(struct page *page, unsigned long nr)
+static inline __attribute__((always_inline)) bool keep_extent(struct page *page, unsigned long nr,
+								  bool *alone)
 {
 	uint64_t decay = (uint64_t)slub_opt(decay_ms);
-	if (!decay || !extent_pcp_put(page, nr))
+	if (!decay || !extent_pcp_put(page, nr, alone))
 		return false;
 	extent_slots_due(__atomic_load_n(&extent_clock_ms, __ATOMIC_RELAXED) + decay);
 	return true;
@@ -542,11 +537,15 @@ static inline __attribute__((always_inline)) bool free_pages_at(void *p)
 	if (!page)
 		return false;
 	bool release = release_now(nr);	/* raises the threshold, as glibc's */
-	bool kept = !large && !release && keep_extent(page, nr);
-	/* The pair's common case: no clock read (it was a tenth of the pair's time). */
-	if (kept && likely(__atomic_load_n(&extent_bins_due_ms, __ATOMIC_RELAXED) == UINT64_MAX &&
-			   !READ_ONCE(page_alloc_stats.idle_extents) &&
-			   ++slot_frees % SLOT_FREES_PER_CLOCK))
+	bool alone = false;
+	bool kept = !large && !release && keep_extent(page, nr, &alone);
+	/*
+	 * The pair's common case: nothing else is kept, in the bins, the cache
+	 * or another CPU's slot, that could wait for the decay, so no clock read
+	 * (it was a tenth of the pair's time).
+	 */
+	if (kept && likely(alone && __atomic_load_n(&extent_bins_due_ms, __ATOMIC_RELAXED) == UINT64_MAX &&
+			   !READ_ONCE(page_alloc_stats.idle_extents)))
 		return true;
 	uint64_t now = extent_clock();
 	if (kept)

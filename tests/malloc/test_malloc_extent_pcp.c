@@ -127,7 +127,7 @@ static void trim_empties_other_cpus(void)
 /*
  * A block another CPU kept, then left alone, goes back to the OS after a
  * decay period: this thread's frees into its own slot look at the time
- * once in a while (SLOT_FREES_PER_CLOCK).  No speed assumed: up to a minute.
+ * while another CPU's slot keeps a block.  No speed assumed: up to a minute.
  */
 static void decay_empties_other_cpus(void)
 {
@@ -191,13 +191,51 @@ static int quiet_spell(void)
 	return check_done();
 }
 
-static void quiet_spell_is_no_age(const char *self)
+/*
+ * A child with a short decay (100 ms): another CPU's kept block goes back
+ * within a few of this thread's slow pairs (a second), not after some count
+ * of frees, which a thread making few of them would never reach.
+ */
+static int slow_pairs(void)
+{
+	free(malloc(1));
+	struct on_cpu o;
+	cpu_set_t old;
+	if (strcmp(slub_percpu_mode(), "rseq") || !block_kept_on_cpu1(&o, &old)) {
+		fprintf(stderr, "   skipped: no rseq or one CPU\n");
+		return 0;
+	}
+	enum { OTHER = 3 * BLOCK };
+	struct timespec pause = { 0, 50 * 1000000L };
+	for (int i = 0; i < 20 && kept_bytes() != OTHER; i++) {
+		char *p = malloc(OTHER);
+		p[0] = 1;
+		free(p);
+		nanosleep(&pause, NULL);
+	}
+	CHECK_EQ(kept_bytes(), OTHER);
+	unpin(&old);
+	return check_done();
+}
+
+/* The cases run in children of their own, with slub_decay_ms=100. */
+static const struct self_case short_decay[] = {
+	{ "quiet-spell", "slub_decay_ms=100", quiet_spell, 0 },
+	{ "slow-pairs", "slub_decay_ms=100", slow_pairs, 0 },
+};
+
+static void short_decay_cases(const char *self)
 {
 	static char out[1 << 14];
-	int status = run_self(self, "quiet-spell", "slub_decay_ms=100", out, sizeof(out));
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fputs(out, stderr);
+	for (size_t i = 0; i < sizeof(short_decay) / sizeof(short_decay[0]); i++) {
+		const struct self_case *c = &short_decay[i];
+		int status = run_self(self, c->mode, c->options, out, sizeof(out));
+		bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		fprintf(stderr, "   %s: %s\n", c->mode, ok ? "ok" : "FAILED");
+		if (!ok)
+			fputs(out, stderr);
+		CHECK(ok);
+	}
 }
 
 static volatile int stop;
@@ -254,15 +292,17 @@ static void no_block_has_two_owners(void)
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "quiet-spell"))
-		return quiet_spell();
+	for (size_t i = 0; argc > 1 && i < sizeof(short_decay) / sizeof(short_decay[0]); i++)
+		if (!strcmp(argv[1], short_decay[i].mode))
+			return short_decay[i].fn();
 	free(malloc(1));	/* the allocator starts, and chooses its mode */
 	rseq_mode = !strcmp(slub_percpu_mode(), "rseq");
 	fprintf(stderr, "mode: %s\n", slub_percpu_mode());
 	RUN(cpu_keeps_one_beyond_the_bins);
 	RUN(trim_empties_other_cpus);
 	RUN(decay_empties_other_cpus);
-	quiet_spell_is_no_age(argv[0]);
+	fprintf(stderr, "== short_decay_cases\n");
+	short_decay_cases(argv[0]);
 	RUN(no_block_has_two_owners);
 	return check_done();
 }
