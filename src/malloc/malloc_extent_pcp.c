@@ -83,19 +83,20 @@ unsigned long slub_malloc_pcp_kept(void)
 
 /*
  * Has @p's extent waited @decay by @now since a walk stamped it?  If not,
- * *@next says when it will have; one not stamped yet is stamped @stamp, a
- * clock read under pcp_lock, later than any free the walk finds.  The stamp
- * races with the sequences: a put that stores 0 after it leaves the new
- * extent for the next walk, one before it gets @stamp, later than its free
- * but for a preemption between the load and the store here.
+ * *@next says when it will have.  One not stamped yet is stamped with a
+ * clock read here (the caller's @now may be older than a free the walk
+ * finds: read before a long give-back).  The stamp races with the
+ * sequences: a put that stores 0 after it leaves the new extent for the
+ * next walk, one before it gets a time later than its free, but for a
+ * preemption between the clock read and the store.
  */
-static bool slot_due(struct extent_pcp *p, uint64_t now, uint64_t stamp, uint64_t decay,
-		     uint64_t *next)
+static bool slot_due(struct extent_pcp *p, uint64_t now, uint64_t decay, uint64_t *next)
 {
 	uint64_t when = __atomic_load_n(&p->when, __ATOMIC_RELAXED);
 	if (!when) {
-		__atomic_store_n(&p->when, stamp, __ATOMIC_RELAXED);
-		when = stamp;
+		uint64_t stamp = os_now_ms();
+		when = stamp > now ? stamp : now;
+		__atomic_store_n(&p->when, when, __ATOMIC_RELAXED);
 	}
 	if (now >= when + decay)
 		return true;
@@ -127,14 +128,11 @@ static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t no
 		*cpu = nr;
 		return 0;
 	}
-	/* The caller's time may be older than a free this walk finds (read before a long give-back). */
-	uint64_t stamp = due_only ? os_now_ms() : 0;
-	stamp = stamp > now ? stamp : now;
 	for (; *cpu < nr && k < BATCH; (*cpu)++) {
 		struct extent_pcp *p = &extent_pcp[*cpu];
 		if (!__atomic_load_n(&p->page, __ATOMIC_RELAXED))
 			continue;
-		if (due_only && !slot_due(p, now, stamp, decay, next))
+		if (due_only && !slot_due(p, now, decay, next))
 			continue;
 		__atomic_store_n(&p->closed, 1, __ATOMIC_SEQ_CST);
 		closed[k++] = *cpu;
@@ -149,7 +147,7 @@ static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t no
 		struct extent_pcp *p = &extent_pcp[closed[i]];
 		struct page *page = __atomic_load_n(&p->page, __ATOMIC_ACQUIRE);
 		/* One refilled meanwhile stays. */
-		if (page && (!due_only || slot_due(p, now, stamp, decay, next))) {
+		if (page && (!due_only || slot_due(p, now, decay, next))) {
 			__atomic_store_n(&p->page, NULL, __ATOMIC_RELAXED);
 			out[n++] = page;
 		}
@@ -159,21 +157,33 @@ static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t no
 	return n;
 }
 
-/* The word of CPUs whose slots hold an extent, made again after a walk. */
+/*
+ * After a walk: clear the bits of the CPUs whose slots are empty now.  A
+ * put sets its bit only if it finds it clear, and its commit and that load
+ * may pass our clear and look (x86 lets a load pass an earlier store): so
+ * the clear is a locked and, the fence makes every put that committed
+ * before it visible, and a slot found full again gets its bit back.  A bit
+ * lost would let the other CPUs' puts skip the clock while its extent waits
+ * for a walk nothing brings.  A bit left set only costs puts a clock read.
+ */
 static void held_again(void)
 {
 	unsigned int nr = __atomic_load_n(&extent_pcp_nr, __ATOMIC_ACQUIRE);
-	unsigned long held = 0;
+	unsigned long held = __atomic_load_n(&extent_pcp_held.cpus, __ATOMIC_RELAXED), gone = 0;
 	for (unsigned int cpu = 0; cpu < nr && cpu < 64; cpu++)
-		if (__atomic_load_n(&extent_pcp[cpu].page, __ATOMIC_RELAXED))
-			held |= 1UL << cpu;
-	/*
-	 * A put between the look at its slot and this store loses its bit
-	 * until its CPU's next put: other CPUs' puts skip the clock meanwhile,
-	 * and its extent waits for another extent call's walk, or the decay
-	 * thread's (as the window of a put and the due time, 6e3d680).
-	 */
-	__atomic_store_n(&extent_pcp_held.cpus, held, __ATOMIC_RELAXED);
+		if ((held & (1UL << cpu)) && !__atomic_load_n(&extent_pcp[cpu].page, __ATOMIC_RELAXED))
+			gone |= 1UL << cpu;
+	if (!gone || pthread_mutex_trylock(&pcp_lock))
+		return;
+	__atomic_fetch_and(&extent_pcp_held.cpus, ~gone, __ATOMIC_SEQ_CST);
+	if (slub_percpu_rseq && !os_single_threaded() && !os_membarrier_rseq_all()) {
+		__atomic_fetch_or(&extent_pcp_held.cpus, gone, __ATOMIC_RELAXED);	/* no fence: keep them */
+	} else {
+		for (unsigned int cpu = 0; cpu < nr && cpu < 64; cpu++)
+			if ((gone & (1UL << cpu)) && __atomic_load_n(&extent_pcp[cpu].page, __ATOMIC_SEQ_CST))
+				__atomic_fetch_or(&extent_pcp_held.cpus, 1UL << cpu, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&pcp_lock);
 }
 
 uint64_t extent_pcp_expire(uint64_t now_ms)
