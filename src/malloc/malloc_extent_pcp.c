@@ -175,9 +175,14 @@ static void held_again(void)
 			gone |= 1UL << cpu;
 	if (!gone || pthread_mutex_trylock(&pcp_lock))
 		return;
+	if (fence_failed) {	/* no fence to be had: the bits stay, and no second report */
+		pthread_mutex_unlock(&pcp_lock);
+		return;
+	}
 	__atomic_fetch_and(&extent_pcp_held.cpus, ~gone, __ATOMIC_SEQ_CST);
 	if (slub_percpu_rseq && !os_single_threaded() && !os_membarrier_rseq_all()) {
-		__atomic_fetch_or(&extent_pcp_held.cpus, gone, __ATOMIC_RELAXED);	/* no fence: keep them */
+		fence_failed = true;
+		__atomic_fetch_or(&extent_pcp_held.cpus, gone, __ATOMIC_RELAXED);	/* kept, as they were */
 	} else {
 		for (unsigned int cpu = 0; cpu < nr && cpu < 64; cpu++)
 			if ((gone & (1UL << cpu)) && __atomic_load_n(&extent_pcp[cpu].page, __ATOMIC_SEQ_CST))

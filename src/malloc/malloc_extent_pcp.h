@@ -51,10 +51,10 @@ __hidden void extent_pcp_first_use(void);
 __hidden void extent_pcp_note_kept(void);
 /*
  * The CPUs whose slots may hold an extent, bit n for CPU n, where there are
- * at most 64: a put sets its CPU's bit, a walk of the decay makes the word
- * again from the slots.  A put that finds no other CPU's bit needs no clock
- * read for their decay; a stale bit only costs puts a clock read until the
- * next walk.
+ * at most 64: a put sets its CPU's bit if it finds it clear, a walk of the
+ * decay clears those of empty slots, behind a fence.  A put that finds no
+ * other CPU's bit needs no clock read for their decay; a stale bit only
+ * costs puts a clock read until a walk clears it.
  */
 struct extent_pcp_held {
 	unsigned long cpus;
