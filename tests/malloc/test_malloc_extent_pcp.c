@@ -218,25 +218,12 @@ static int slow_pairs(void)
 	return check_done();
 }
 
-/* The cases run in children of their own, with slub_decay_ms=100. */
+/* Cases in children of their own, with slub_decay_ms=100 (run_self_cases). */
 static const struct self_case short_decay[] = {
 	{ "quiet-spell", "slub_decay_ms=100", quiet_spell, 0 },
 	{ "slow-pairs", "slub_decay_ms=100", slow_pairs, 0 },
 };
-
-static void short_decay_cases(const char *self)
-{
-	static char out[1 << 14];
-	for (size_t i = 0; i < sizeof(short_decay) / sizeof(short_decay[0]); i++) {
-		const struct self_case *c = &short_decay[i];
-		int status = run_self(self, c->mode, c->options, out, sizeof(out));
-		bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-		fprintf(stderr, "   %s: %s\n", c->mode, ok ? "ok" : "FAILED");
-		if (!ok)
-			fputs(out, stderr);
-		CHECK(ok);
-	}
-}
+#define NR_SHORT_DECAY (sizeof(short_decay) / sizeof(short_decay[0]))
 
 static volatile int stop;
 
@@ -292,17 +279,14 @@ static void no_block_has_two_owners(void)
 
 int main(int argc, char **argv)
 {
-	for (size_t i = 0; argc > 1 && i < sizeof(short_decay) / sizeof(short_decay[0]); i++)
-		if (!strcmp(argv[1], short_decay[i].mode))
-			return short_decay[i].fn();
+	if (argc > 1)
+		return run_self_cases(argc, argv, short_decay, NR_SHORT_DECAY, NULL);
 	free(malloc(1));	/* the allocator starts, and chooses its mode */
 	rseq_mode = !strcmp(slub_percpu_mode(), "rseq");
 	fprintf(stderr, "mode: %s\n", slub_percpu_mode());
 	RUN(cpu_keeps_one_beyond_the_bins);
 	RUN(trim_empties_other_cpus);
 	RUN(decay_empties_other_cpus);
-	fprintf(stderr, "== short_decay_cases\n");
-	short_decay_cases(argv[0]);
 	RUN(no_block_has_two_owners);
-	return check_done();
+	return run_self_cases(argc, argv, short_decay, NR_SHORT_DECAY, NULL);
 }
