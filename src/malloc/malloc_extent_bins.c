@@ -80,13 +80,6 @@ void extent_due_slow(uint64_t *due, uint64_t when)
 		;
 }
 
-/* The bins' entries fall due no sooner than @when (ms). */
-static void extent_bins_due(uint64_t when)
-{
-	if (when < __atomic_load_n(&extent_bins_due_ms, __ATOMIC_RELAXED))
-		extent_due_slow(&extent_bins_due_ms, when);
-}
-
 /* Under @b's lock: its word of page_alloc_stats.binned has no other writer. */
 static void account(struct extent_bin *b, unsigned long nr, bool in)
 {
@@ -121,7 +114,7 @@ bool extent_bins_put(struct page *page, unsigned long nr, uint64_t now_ms)
 	}
 	bin_unlock(b);
 	if (kept)
-		extent_bins_due(now_ms + decay);
+		extent_due(&extent_bins_due_ms, now_ms + decay);
 	return kept;
 }
 
@@ -217,12 +210,12 @@ void extent_bins_expire_slow(uint64_t now_ms)
 	for (int o = 0; o <= MAX_PAGE_ORDER; o++) {
 		uint64_t next;
 		unsigned int n = take_oldest(&bins[o], out, EXTENT_BIN_SLOTS, waited_decay, now_ms, &next);
-		extent_bins_due(next);
+		extent_due(&extent_bins_due_ms, next);
 		/* A decay period unused: back to the OS, not only to the buddy lists. */
 		for (unsigned int i = 0; i < n; i++)
 			release_pages_extent(out[i].page, out[i].nr);
 	}
-	extent_slots_due(extent_pcp_expire(now_ms));
+	extent_due(&extent_slots_due_ms, extent_pcp_expire(now_ms));
 }
 
 static void give_to_buddy(struct page *page, unsigned long nr)

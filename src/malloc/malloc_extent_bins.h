@@ -34,11 +34,11 @@ extern __hidden uint64_t extent_bins_due_ms, extent_slots_due_ms;
 __hidden void extent_due_slow(uint64_t *due, uint64_t when);
 __hidden void extent_bins_expire_slow(uint64_t now_ms);
 
-/* The CPUs' kept extents (malloc_extent_pcp.h) need a walk no sooner than @when (ms). */
-static inline void extent_slots_due(uint64_t when)
+/* Lower the due time @due (either of the two) to @when (ms), if it is later. */
+static inline void extent_due(uint64_t *due, uint64_t when)
 {
-	if (when < __atomic_load_n(&extent_slots_due_ms, __ATOMIC_RELAXED))
-		extent_due_slow(&extent_slots_due_ms, when);
+	if (when < __atomic_load_n(due, __ATOMIC_RELAXED))
+		extent_due_slow(due, when);
 }
 /* Give back what has waited a decay period by @now_ms, in the bins and the CPUs' slots. */
 static inline void extent_bins_expire(uint64_t now_ms)

@@ -285,7 +285,7 @@ bool slub_malloc_idle_tick(uint64_t now_ms)
 	 * other): due now, so that the one walk of the expiry covers them.
 	 */
 	if (READ_ONCE(page_alloc_stats.pcp_extents_kept) || slub_malloc_pcp_kept())
-		extent_slots_due(now_ms);
+		extent_due(&extent_slots_due_ms, now_ms);
 	extent_bins_expire(now_ms);
 	return READ_ONCE(page_alloc_stats.idle_extents) || binned_sum() || slub_malloc_pcp_kept();
 }
@@ -524,7 +524,8 @@ static inline __attribute__((always_inline)) bool keep_extent(struct page *page,
 	uint64_t decay = (uint64_t)slub_opt(decay_ms);
 	if (!decay || !extent_pcp_put(page, nr, alone))
 		return false;
-	extent_slots_due(__atomic_load_n(&extent_clock_ms, __ATOMIC_RELAXED) + decay);
+	uint64_t last = __atomic_load_n(&extent_clock_ms, __ATOMIC_RELAXED);
+	extent_due(&extent_slots_due_ms, last + decay);
 	return true;
 }
 
