@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -161,6 +162,31 @@ static inline long rss_bytes(void)
 		resident = -1;
 	fclose(f);
 	return resident * sysconf(_SC_PAGESIZE);
+}
+
+/*
+ * Pages of [@addr, @addr + @len), widened to whole pages, in memory by
+ * mincore() (a page only read maps the zero page: it counts); -1 with
+ * errno set if mincore fails (ENOMEM: a page of the range is not mapped).
+ */
+static inline long resident_pages(const void *addr, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)addr & ~(page - 1);
+	uintptr_t end = ((uintptr_t)addr + len + page - 1) & ~(page - 1);
+	unsigned char vec[256];
+	long resident = 0;
+	while (start < end) {
+		size_t n = (end - start) / page;
+		if (n > sizeof(vec))
+			n = sizeof(vec);
+		if (mincore((void *)start, n * page, vec))
+			return -1;
+		for (size_t i = 0; i < n; i++)
+			resident += vec[i] & 1;
+		start += n * page;
+	}
+	return resident;
 }
 
 /* The process's address space in bytes (VmSize of /proc/self/status). */

@@ -88,11 +88,7 @@ static void untouched_units_unbacked(void)
 	 */
 	char *chunk = (char *)((uintptr_t)slots[0] & ~(PCPU_UNIT_SIZE - 1));
 	size_t pages = ((size_t)cpus << PCPU_UNIT_SHIFT) / PAGE_SIZE;
-	unsigned char in_core[pages];
-	CHECK(!mincore(chunk, pages * PAGE_SIZE, in_core));
-	long rss = 0;
-	for (size_t i = 0; i < pages; i++)
-		rss += (in_core[i] & 1) ? (long)(PAGE_SIZE >> 10) : 0;
+	long rss = resident_pages(chunk, pages * PAGE_SIZE) * (long)(PAGE_SIZE >> 10);
 	CHECK(rss >= 4);
 	CHECK(rss <= 8);
 	if (rss > 8)

@@ -363,13 +363,9 @@ static int calloc_unresident(void)
 	char *z = calloc(1, BIG);
 	CHECK(z != NULL);
 	/* Before reading it: a read maps the zero page, which mincore() counts. */
-	unsigned char vec[BIG >> 12];
-	CHECK_EQ(mincore(z, BIG, vec), 0);
-	int resident = 0;
-	for (size_t i = 0; i < sizeof(vec); i++)
-		resident += vec[i] & 1;
-	CHECK(resident <= 8);
-	fprintf(stderr, "   calloc of 1 MiB over dirty blocks: %d pages resident\n", resident);
+	long resident = resident_pages(z, BIG);
+	CHECK(resident >= 0 && resident <= 8);
+	fprintf(stderr, "   calloc of 1 MiB over dirty blocks: %ld pages resident\n", resident);
 	CHECK(all_bytes(z, 0, BIG));
 	memset(z, 0x11, BIG);
 	free(z);	/* first free of this size: given back, and kept from now on */
@@ -427,11 +423,8 @@ static int split_cached(void)
 	free(sparse);
 	char *table = calloc(1, BIG - (1 << 20));
 	CHECK(table != NULL);
-	static unsigned char vec[BIG >> 12];
-	CHECK_EQ(mincore(table, BIG - (1 << 20), vec), 0);
-	long resident = 0;
-	for (size_t k = 0; k < ((BIG - (1 << 20)) >> 12); k++)
-		resident += vec[k] & 1;
+	long resident = resident_pages(table, BIG - (1 << 20));
+	CHECK(resident >= 0);
 	fprintf(stderr, "   calloc of 23 MiB from a cached block used for 3 MiB: %ld pages resident\n",
 		resident);
 	CHECK(resident < 64);	/* a memset: all 5888 */
@@ -550,19 +543,14 @@ static int decay_thread_child(bool want_thread)
 		while (nanosleep(&ts, &ts))
 			;
 		resident = 0;
-		static unsigned char vec[(SIZE >> 12) + 2];
 		for (int i = 0; i < NR; i++) {
-			uintptr_t start = (uintptr_t)p[i] & ~4095UL;
-			size_t len = ((uintptr_t)p[i] + SIZE - start + 4095) & ~4095UL;
-			CHECK_EQ(mincore((void *)start, len, vec), 0);
-			for (size_t k = 0; k < len >> 12; k++)
-				resident += vec[k] & 1;
+			long n = resident_pages(p[i], SIZE);
+			CHECK(n >= 0);
+			resident += n;
 		}
-		static unsigned char big_vec[BIG >> 12];
-		big_resident = 0;
-		if (mincore(big, BIG, big_vec) == 0)	/* ENOMEM: unmapped */
-			for (size_t k = 0; k < sizeof(big_vec); k++)
-				big_resident += big_vec[k] & 1;
+		big_resident = resident_pages(big, BIG);
+		if (big_resident < 0)	/* ENOMEM: unmapped */
+			big_resident = 0;
 		if (!want_thread || (resident < total / 16 && !big_resident) || idle_ms >= 10400)
 			break;
 	}

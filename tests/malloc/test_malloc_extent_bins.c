@@ -182,15 +182,10 @@ static void bins_are_bounded(void)
 	CHECK_EQ(kept_bytes(), 0);
 }
 
+/* Any page of it in memory?  A failed mincore answers yes. */
 static bool resident(const void *p, size_t len)
 {
-	unsigned char vec[SMALL_EXTENT / 4096];
-	if (mincore((void *)p, len, vec))
-		return true;
-	for (size_t i = 0; i < len / 4096; i++)
-		if (vec[i] & 1)
-			return true;
-	return false;
+	return resident_pages(p, len) != 0;
 }
 
 /*

@@ -59,14 +59,13 @@ static unsigned long pcp_pages(void)
 	return n;
 }
 
-static long resident_pages(unsigned long *blocks)
+static long blocks_resident(unsigned long *blocks)
 {
 	long resident = 0;
-	unsigned char vec[1 << 4];
 	for (int i = 0; i < NR_BLOCKS; i++) {
-		CHECK_EQ(mincore((void *)blocks[i], PAGE_SIZE << 4, vec), 0);
-		for (int k = 0; k < 1 << 4; k++)
-			resident += vec[k] & 1;
+		long n = resident_pages((void *)blocks[i], PAGE_SIZE << 4);
+		CHECK(n >= 0);
+		resident += n;
 	}
 	return resident;
 }
@@ -104,13 +103,13 @@ static void idle_after_frees(bool with_thread)
 	 */
 	CHECK(pcp_pages() >= NR_PAGES / 2 || os_now_ms() - t0 >= DECAY_MS);
 	sleep_ms(10 * DECAY_MS);
-	long resident = resident_pages(blocks);
+	long resident = blocks_resident(blocks);
 	unsigned long on_lists = pcp_pages();
 	/* On a loaded machine the thread runs late: it has 10 s, not 10 periods. */
 	for (uint64_t end = os_now_ms() + 10000;
 	     with_thread && (resident > 1 || on_lists) && os_now_ms() < end;) {
 		sleep_ms(DECAY_MS);
-		resident = resident_pages(blocks);
+		resident = blocks_resident(blocks);
 		on_lists = pcp_pages();
 	}
 	fprintf(stderr, "   %s the thread: %ld of %d freed pages resident, %lu on per-CPU lists\n",

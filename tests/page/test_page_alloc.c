@@ -530,8 +530,8 @@ static void map_foreign(void *at)
 
 static bool foreign_alive(void)
 {
-	unsigned char v;
-	bool mapped = !mincore(foreign, PAGE_SIZE, &v) && ((unsigned char *)foreign)[7] == 0x5a;
+	bool mapped = resident_pages(foreign, PAGE_SIZE) >= 0 &&
+		      ((unsigned char *)foreign)[7] == 0x5a;
 	munmap(foreign, PAGE_SIZE);
 	return mapped;
 }
@@ -560,8 +560,7 @@ static void *refusing_mremap(void *old, size_t old_len, size_t new_len, int flag
 
 static bool unmapped(void *p)
 {
-	unsigned char v;
-	return mincore(p, PAGE_SIZE, &v) && errno == ENOMEM;
+	return resident_pages(p, PAGE_SIZE) < 0 && errno == ENOMEM;
 }
 
 /* Nothing mapped at the start of the region that held @data (its header page)? */
@@ -876,14 +875,10 @@ static void sections_are_carved_lazily(void)
 	struct mem_region *r = z->sections;
 	CHECK(r != NULL && r->next == NULL);
 	CHECK(z->managed_pages < r->nr_pages);
-	unsigned char vec[MEMMAP_PAGES_PER_SLOT];
-	CHECK_EQ(mincore(r, sizeof(vec) * PAGE_SIZE, vec), 0);
-	unsigned int resident = 0;
-	for (size_t i = 0; i < sizeof(vec); i++)
-		resident += vec[i] & 1;
-	CHECK(resident <= 2);
+	long resident = resident_pages(r, MEMMAP_PAGES_PER_SLOT * PAGE_SIZE);
+	CHECK(resident >= 0 && resident <= 2);
 	if (resident > 2)
-		fprintf(stderr, "%u pages of the mem_map resident\n", resident);
+		fprintf(stderr, "%ld pages of the mem_map resident\n", resident);
 	__free_pages(page, 0);
 	CHECK_EQ(page_alloc_validate(), 0);
 }

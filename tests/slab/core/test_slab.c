@@ -73,17 +73,6 @@ static void alloc_free_distinct(void)
 	CHECK_EQ(slub_errors(), 0);
 }
 
-/* Resident pages among the @n pages at @addr. */
-static unsigned int resident_pages(void *addr, unsigned int n)
-{
-	unsigned char vec[64];
-	unsigned int r = 0;
-	CHECK(n <= 64 && mincore(addr, (size_t)n * PAGE_SIZE, vec) == 0);
-	for (unsigned int i = 0; i < n; i++)
-		r += vec[i] & 1;
-	return r;
-}
-
 static union slab_counters counters_of(const void *object)
 {
 	return (union slab_counters){ .counters = virt_to_slab(object)->counters };
@@ -110,7 +99,8 @@ static void lazy_link_up(void)
 	 * crossing into the second (its pointer, at 4000 + 496, is there).
 	 */
 	CHECK_EQ(counters_of(p[0]).built, 4);
-	CHECK(resident_pages(base, pages) <= 1);
+	long resident = resident_pages(base, pages * PAGE_SIZE);
+	CHECK(resident >= 0 && resident <= 1);
 	CHECK_EQ(slab_validate_cache(s), 0);
 	/* An object never linked was never handed out: freeing it is refused. */
 #ifndef SLUB_UNCHECKED_FREE	/* which trusts every free (check.h) */
@@ -712,11 +702,12 @@ static void hot_cache_slabs_populated(void)
 		if (NODES_SUM(s, nr_slabs) > slabs) {
 			slabs = (unsigned int)NODES_SUM(s, nr_slabs);
 			void *start = slab_address(virt_to_slab(obj[n]));
-			unsigned int pages = resident_pages(start, (unsigned int)(bytes / PAGE_SIZE));
+			long pages = resident_pages(start, bytes);
+			CHECK(pages >= 0);
 			if (slabs <= hot)
-				CHECK(pages < bytes / PAGE_SIZE);	/* lazy */
+				CHECK(pages < (long)(bytes / PAGE_SIZE));	/* lazy */
 			else
-				CHECK_EQ(pages, bytes / PAGE_SIZE);	/* populated */
+				CHECK_EQ(pages, (long)(bytes / PAGE_SIZE));	/* populated */
 			checked++;
 		}
 		n++;
@@ -757,7 +748,7 @@ static void lazy_pages_populated(void)
 	CHECK(objects <= MAX);
 	obj[0] = kmem_cache_alloc(s, GFP_KERNEL);	/* the slab, its first page linked */
 	void *start = slab_address(virt_to_slab(obj[0]));
-	CHECK_EQ(resident_pages(start, pages), 1);
+	CHECK_EQ(resident_pages(start, pages * PAGE_SIZE), 1);
 	uint64_t before = faults_now(fd);
 	for (unsigned int i = 1; i < objects; i++)
 		obj[i] = kmem_cache_alloc(s, GFP_KERNEL);
@@ -767,7 +758,7 @@ static void lazy_pages_populated(void)
 		(unsigned long long)(after - before));
 	CHECK(after - before < pages / 2);	/* one a page without the calls */
 	CHECK_EQ(NODES_SUM(s, nr_slabs), 1);
-	CHECK_EQ(resident_pages(start, pages), pages);
+	CHECK_EQ(resident_pages(start, pages * PAGE_SIZE), (long)pages);
 	for (unsigned int i = 0; i < objects; i++)
 		kmem_cache_free(s, obj[i]);
 	kmem_cache_destroy(s);
