@@ -188,7 +188,8 @@ static __noinline void free_slow(void *p, const char *caller)
 	errno = saved;
 }
 
-MALLOC_API void free(void *p)
+/* On a cache line's start: its sheaf path, 250 bytes, then spans 4 lines, not 5. */
+MALLOC_API __attribute__((aligned(64))) void free(void *p)
 {
 	slab_free_prefetch(p);
 	struct slab *slab;

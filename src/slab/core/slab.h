@@ -1037,19 +1037,21 @@ static __attribute__((always_inline)) inline void *slab_alloc(struct kmem_cache 
  * s->sheaf_slots != 0 as one compare with memory: in C, GCC loads the
  * word into a register to reuse as the sheaf sequence's slot count, and a
  * cache without sheaves pays for the load (one instruction a pop or push).
+ * The jump is taken without sheaves: the sheaves' sequence, the malloc
+ * library's usual path, falls through and lies right after the test.
  */
 static __attribute__((always_inline)) inline bool slab_has_sheaves(const struct kmem_cache *s)
 {
 #if SLUB_HAVE_RSEQ_ASM
 	__asm__ goto("cmpl $0, %0\n\t"
-		     "jne %l[yes]"
+		     "je %l[no]"
 		     :
 		     : "m"(s->sheaf_slots)
 		     : "cc"
-		     : yes);
-	return false;
-yes:
+		     : no);
 	return true;
+no:
+	return false;
 #else
 	return s->sheaf_slots != 0;
 #endif
