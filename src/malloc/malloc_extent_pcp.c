@@ -157,6 +157,17 @@ static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t no
 	return n;
 }
 
+/* The bits of @cpus (the first 64 CPUs) whose slots are empty. */
+static unsigned long slots_empty(unsigned long cpus)
+{
+	unsigned int nr = __atomic_load_n(&extent_pcp_nr, __ATOMIC_ACQUIRE);
+	unsigned long empty = 0;
+	for (unsigned int cpu = 0; cpu < nr && cpu < 64; cpu++)
+		if ((cpus & (1UL << cpu)) && !__atomic_load_n(&extent_pcp[cpu].page, __ATOMIC_SEQ_CST))
+			empty |= 1UL << cpu;
+	return empty;
+}
+
 /*
  * After a walk: clear the bits of the CPUs whose slots are empty now.  A
  * put sets its bit only if it finds it clear, and its commit and that load
@@ -168,11 +179,7 @@ static unsigned int take_batch(unsigned int *cpu, struct page **out, uint64_t no
  */
 static void held_again(void)
 {
-	unsigned int nr = __atomic_load_n(&extent_pcp_nr, __ATOMIC_ACQUIRE);
-	unsigned long held = __atomic_load_n(&extent_pcp_held.cpus, __ATOMIC_RELAXED), gone = 0;
-	for (unsigned int cpu = 0; cpu < nr && cpu < 64; cpu++)
-		if ((held & (1UL << cpu)) && !__atomic_load_n(&extent_pcp[cpu].page, __ATOMIC_RELAXED))
-			gone |= 1UL << cpu;
+	unsigned long gone = slots_empty(__atomic_load_n(&extent_pcp_held.cpus, __ATOMIC_RELAXED));
 	if (!gone || pthread_mutex_trylock(&pcp_lock))
 		return;
 	if (fence_failed) {	/* no fence to be had: the bits stay, and no second report */
@@ -184,9 +191,9 @@ static void held_again(void)
 		fence_failed = true;
 		__atomic_fetch_or(&extent_pcp_held.cpus, gone, __ATOMIC_RELAXED);	/* kept, as they were */
 	} else {
-		for (unsigned int cpu = 0; cpu < nr && cpu < 64; cpu++)
-			if ((gone & (1UL << cpu)) && __atomic_load_n(&extent_pcp[cpu].page, __ATOMIC_SEQ_CST))
-				__atomic_fetch_or(&extent_pcp_held.cpus, 1UL << cpu, __ATOMIC_RELAXED);
+		unsigned long full = gone & ~slots_empty(gone);	/* refilled: bits back */
+		if (full)
+			__atomic_fetch_or(&extent_pcp_held.cpus, full, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&pcp_lock);
 }
